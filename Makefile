@@ -1,0 +1,69 @@
+# HotKV build.  `make` builds build/hotkv-server; `make run` also installs
+# missing Debian packages (as root) and starts the server on 127.0.0.1:6379;
+# `make test` builds and runs every test tier.  SANITIZER=address|thread
+# builds an instrumented server into build-<sanitizer>/.
+CC ?= gcc
+SANITIZER ?=
+OPT ?= -O2
+BUILD ?= build$(if $(SANITIZER),-$(SANITIZER),)
+WARN := -Wall -Wextra -Werror -Wno-missing-field-initializers
+CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -g $(WARN) -pthread -MMD -MP
+ifeq ($(SANITIZER),address)
+  SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+  MALLOC_LIB :=
+  CFLAGS_BASE += -DHK_NO_JEMALLOC
+else ifeq ($(SANITIZER),thread)
+  SANFLAGS := -fsanitize=thread
+  MALLOC_LIB :=
+  CFLAGS_BASE += -DHK_NO_JEMALLOC
+else
+  SANFLAGS :=
+  MALLOC_LIB := -ljemalloc
+endif
+CFLAGS := $(CFLAGS_BASE) $(OPT) $(SANFLAGS) $(EXTRA_CFLAGS)
+LDFLAGS := -pthread $(SANFLAGS)
+LDLIBS := $(MALLOC_LIB) -lm
+
+SRCS := $(wildcard src/base/*.c src/proto/*.c src/db/*.c src/net/*.c src/cmd/*.c src/config/*.c) src/server.c
+OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRCS))
+MAIN_OBJ := $(BUILD)/obj/main.o
+
+all: $(BUILD)/hotkv-server
+
+$(BUILD)/hotkv-server: $(OBJS) $(MAIN_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/obj/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+-include $(OBJS:.o=.d) $(MAIN_OBJ:.o=.d)
+
+# Unit tests: everything but main.c linked with tests/unit/*.c.
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+UNIT_OBJS := $(patsubst tests/unit/%.c,$(BUILD)/obj/tests/%.o,$(UNIT_SRCS))
+$(BUILD)/obj/tests/%.o: tests/unit/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Isrc -c $< -o $@
+$(BUILD)/unit-tests: $(OBJS) $(UNIT_OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+unit: $(BUILD)/unit-tests
+	./$(BUILD)/unit-tests
+
+deps:
+	@./scripts/install-deps.sh
+
+run: deps all
+	./build/hotkv-server --bind 127.0.0.1 --port 6379
+
+test: deps
+	@./scripts/test.sh
+
+fuzz:
+	@./scripts/fuzz.sh
+
+clean:
+	rm -rf build build-address build-thread build-fuzz build-clang
+
+.PHONY: all unit deps run test fuzz clean

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Every test tier, in order: build, C unit tests, integration tests against
+# the release build, then the ASan+UBSan build (unit + integration) and the
+# TSan build (unit + the threaded integration tests).  Exits non-zero on the
+# first failing tier.  Tests that use python3-redis/pytest run under Debian's
+# /usr/bin/python3 (the python3 on PATH may lack Debian's packages).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=/usr/bin/python3
+JOBS=$(nproc 2>/dev/null || echo 2)
+export PYTHONDONTWRITEBYTECODE=1
+
+step() { printf '\n=== %s ===\n' "$*"; }
+
+step "build (release, gcc)"
+make -j"$JOBS" all build/unit-tests
+
+step "build check (clang -Werror)"
+make -j"$JOBS" CC=clang BUILD=build-clang all
+
+step "unit tests (release)"
+./build/unit-tests
+
+step "integration tests (release)"
+HOTKV_BIN=build/hotkv-server $PY -m pytest -q -p no:cacheprovider tests/integration
+
+step "build (ASan+UBSan)"
+make -j"$JOBS" SANITIZER=address all build-address/unit-tests
+export ASAN_OPTIONS=abort_on_error=0:detect_leaks=1:halt_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+step "unit tests (ASan+UBSan)"
+./build-address/unit-tests
+
+step "integration tests (ASan+UBSan)"
+HOTKV_BIN=build-address/hotkv-server $PY -m pytest -q -p no:cacheprovider tests/integration
+
+step "build (TSan)"
+make -j"$JOBS" SANITIZER=thread all
+export TSAN_OPTIONS="halt_on_error=1:exitcode=66:suppressions=$PWD/tests/tsan.supp"
+
+step "threaded integration tests (TSan)"
+HOTKV_BIN=build-thread/hotkv-server $PY -m pytest -q -p no:cacheprovider \
+  tests/integration/test_concurrency.py tests/integration/test_strings.py tests/integration/test_keyspace.py
+
+step "all tiers passed"

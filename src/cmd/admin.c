@@ -1,0 +1,1683 @@
+/* admin.c - server administration commands: INFO, COMMAND, TIME, LASTSAVE,
+ * DEBUG and SHUTDOWN.
+ *
+ * Design choices:
+ *  - INFO never stops the world.  Counters come from stats_sum() (a racy
+ *    but tear-free snapshot of the per-worker counters, as Redis's INFO is a
+ *    snapshot too); the keyspace section is the only part that reads shared
+ *    tables, and it takes one slot lock at a time (lock slot s, read the
+ *    used/expires counts of slot s in every database, unlock), so it never
+ *    holds more than one shard and never blocks a writer for longer than a
+ *    few loads.  INFO is registered without CMD_ALL_LOCKS for that reason.
+ *  - The text is built in a private growable buffer and sent as one verbatim
+ *    string ("txt"), which RESP2 clients see as a bulk string.
+ *  - Values HotKV does not have yet (persistence, replication, modules) are
+ *    reported with the honest "nothing happening" values Redis itself shows
+ *    in that state, so monitoring tools parse them without special cases.
+ *  - instantaneous_ops_per_sec and the kbps fields are rates between two
+ *    INFO calls (at least 100 ms apart; closer calls repeat the last rate),
+ *    not a background sampler: no cron work for a figure few people read.
+ *  - COMMAND INFO/DOCS are generated from the command table in cmd.c plus a
+ *    static table here with what the dispatcher does not need: a one-line
+ *    summary, a complexity note, the argument grammar, the key-spec access
+ *    flags and the cluster routing tips.  The argument grammar is a compact
+ *    string of our own (see "Argument grammar" below) expanded at reply time
+ *    into the nested maps COMMAND DOCS returns.  A command missing from the
+ *    static table still gets a correct entry, just without those extras.
+ *  - DEBUG and COMMAND GETKEYS take no locks from the dispatcher; DEBUG
+ *    POPULATE and DEBUG OBJECT take the slot lock of each key themselves.
+ *  - run_id and master_replid are 40 random hex digits made once per process
+ *    (getrandom, with a clock-seeded fallback); DEBUG CHANGE-REPL-ID makes a
+ *    new replid under a mutex. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../base/log.h"
+#include "../base/mem.h"
+#include "../base/util.h"
+#include "commands.h"
+
+/* ------------------------------------------------------- text builder --- */
+struct sbuf {
+    char *p;
+    size_t len, cap;
+};
+
+static void sb_reserve(struct sbuf *b, size_t extra)
+{
+    if (b->len + extra + 1 <= b->cap)
+        return;
+    size_t cap = b->cap ? b->cap : 1024;
+    while (cap < b->len + extra + 1)
+        cap *= 2;
+    b->p = hk_realloc(b->p, cap);
+    b->cap = cap;
+}
+
+static void sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+    sb_reserve(b, 128);
+    va_start(ap, fmt);
+    n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n >= b->cap - b->len) {
+        sb_reserve(b, (size_t)n);
+        va_start(ap, fmt);
+        vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+        va_end(ap);
+    }
+    b->len += (size_t)n;
+}
+
+/* Byte counts the way Redis's *_human fields print them: "512B", "1.05M". */
+static void bytes_human(char *out, size_t cap, unsigned long long n)
+{
+    static const char units[] = "KMGTP";
+    double d = (double)n;
+    if (n < 1024) {
+        snprintf(out, cap, "%lluB", n);
+        return;
+    }
+    for (int i = 0; i < 5; i++) {
+        d /= 1024;
+        if (d < 1024 || i == 4) {
+            snprintf(out, cap, "%.2f%c", d, units[i]);
+            return;
+        }
+    }
+}
+
+/* ------------------------------------------------------- process ids --- */
+static char run_id[41];
+static char master_replid[41];
+static pthread_mutex_t replid_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t ids_once = PTHREAD_ONCE_INIT;
+
+static void random_hex40(char *out)
+{
+    static const char hex[] = "0123456789abcdef";
+    unsigned char raw[20];
+    size_t got = 0;
+    while (got < sizeof(raw)) {
+        ssize_t n = getrandom(raw + got, sizeof(raw) - got, 0);
+        if (n <= 0) {
+            if (n < 0 && errno == EINTR)
+                continue;
+            break;
+        }
+        got += (size_t)n;
+    }
+    if (got < sizeof(raw)) {
+        /* No kernel entropy: the thread PRNG mixed with the clock is
+         * enough for an identifier that only needs to differ per run. */
+        for (size_t i = 0; i < sizeof(raw); i++)
+            raw[i] = (unsigned char)((rand64() ^ (uint64_t)mono_ns()) >> 24);
+    }
+    for (size_t i = 0; i < sizeof(raw); i++) {
+        out[2 * i] = hex[raw[i] >> 4];
+        out[2 * i + 1] = hex[raw[i] & 15];
+    }
+    out[40] = 0;
+}
+
+static void ids_init(void)
+{
+    random_hex40(run_id);
+    random_hex40(master_replid);
+}
+
+/* ---------------------------------------------------------------- INFO --- */
+enum {
+    SEC_SERVER = 1 << 0,
+    SEC_CLIENTS = 1 << 1,
+    SEC_MEMORY = 1 << 2,
+    SEC_PERSISTENCE = 1 << 3,
+    SEC_STATS = 1 << 4,
+    SEC_REPLICATION = 1 << 5,
+    SEC_CPU = 1 << 6,
+    SEC_MODULES = 1 << 7,
+    SEC_COMMANDSTATS = 1 << 8,
+    SEC_ERRORSTATS = 1 << 9,
+    SEC_CLUSTER = 1 << 10,
+    SEC_KEYSPACE = 1 << 11,
+};
+#define SEC_ALL 0xfffu
+#define SEC_DEFAULT (SEC_ALL & ~(unsigned)SEC_COMMANDSTATS)
+
+/* In output order (Redis's order). */
+static const struct {
+    const char *name;
+    unsigned bit;
+} info_sections[] = {
+    {"server", SEC_SERVER},
+    {"clients", SEC_CLIENTS},
+    {"memory", SEC_MEMORY},
+    {"persistence", SEC_PERSISTENCE},
+    {"stats", SEC_STATS},
+    {"replication", SEC_REPLICATION},
+    {"cpu", SEC_CPU},
+    {"modules", SEC_MODULES},
+    {"commandstats", SEC_COMMANDSTATS},
+    {"errorstats", SEC_ERRORSTATS},
+    {"cluster", SEC_CLUSTER},
+    {"keyspace", SEC_KEYSPACE},
+};
+#define NSECTIONS (sizeof(info_sections) / sizeof(info_sections[0]))
+
+static atomic_ullong mem_peak;
+static atomic_ullong mem_startup;
+
+/* Rates between INFO calls. */
+static pthread_mutex_t rate_lock = PTHREAD_MUTEX_INITIALIZER;
+static long long rate_t_us;
+static unsigned long long rate_cmds, rate_in, rate_out;
+static long long rate_ops;
+static double rate_in_kbps, rate_out_kbps;
+
+#define RATE_MIN_INTERVAL_US 100000
+
+static void rates_update(const struct worker_stats *st, long long *ops, double *in_kbps, double *out_kbps)
+{
+    long long now = mono_us();
+    pthread_mutex_lock(&rate_lock);
+    if (rate_t_us == 0 || now - rate_t_us >= RATE_MIN_INTERVAL_US) {
+        if (rate_t_us != 0) {
+            double secs = (double)(now - rate_t_us) / 1e6;
+            rate_ops = st->commands >= rate_cmds ? (long long)((double)(st->commands - rate_cmds) / secs + 0.5) : 0;
+            rate_in_kbps = st->net_in >= rate_in ? (double)(st->net_in - rate_in) / secs / 1024 : 0;
+            rate_out_kbps = st->net_out >= rate_out ? (double)(st->net_out - rate_out) / secs / 1024 : 0;
+        }
+        rate_t_us = now;
+        rate_cmds = st->commands;
+        rate_in = st->net_in;
+        rate_out = st->net_out;
+    }
+    *ops = rate_ops;
+    *in_kbps = rate_in_kbps;
+    *out_kbps = rate_out_kbps;
+    pthread_mutex_unlock(&rate_lock);
+}
+
+/* Key and TTL counts per database, one slot lock at a time. */
+static void keyspace_counts(unsigned long long *keys, unsigned long long *expires, int ndb)
+{
+    memset(keys, 0, sizeof(*keys) * (size_t)ndb);
+    memset(expires, 0, sizeof(*expires) * (size_t)ndb);
+    for (unsigned s = 0; s < NSLOTS; s++) {
+        spin_lock(&ks.locks[s]);
+        for (int d = 0; d < ndb; d++) {
+            const struct table *t = ks.dbs[d]->t[s];
+            if (t) {
+                keys[d] += t->used;
+                expires[d] += t->expires;
+            }
+        }
+        spin_unlock(&ks.locks[s]);
+    }
+}
+
+static void info_server(struct sbuf *b)
+{
+    struct utsname un;
+    char exe[4096];
+    ssize_t n;
+    long long now_us = time_us();
+    long long up = (now_us / 1000 - server_start_ms) / 1000;
+    int hz = cfg.hz > 0 ? cfg.hz : 10;
+
+    if (uname(&un) != 0)
+        memset(&un, 0, sizeof(un));
+    n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    exe[n > 0 ? n : 0] = 0;
+    if (up < 0)
+        up = 0;
+    sb_printf(b, "# Server\r\n");
+    sb_printf(b, "redis_version:%s\r\n", REDIS_COMPAT_VERSION);
+    sb_printf(b, "hotkv_version:%s\r\n", HOTKV_VERSION);
+    sb_printf(b, "redis_git_sha1:00000000\r\n");
+    sb_printf(b, "redis_git_dirty:0\r\n");
+    sb_printf(b, "redis_build_id:%llx\r\n",
+              (unsigned long long)(hash64(HOTKV_VERSION __VERSION__, sizeof(HOTKV_VERSION __VERSION__) - 1, 0) >> 4));
+    sb_printf(b, "redis_mode:standalone\r\n");
+    sb_printf(b, "os:%s %s %s\r\n", un.sysname, un.release, un.machine);
+    sb_printf(b, "arch_bits:%d\r\n", (int)(sizeof(void *) * 8));
+    sb_printf(b, "monotonic_clock:POSIX clock_gettime\r\n");
+    sb_printf(b, "multiplexing_api:epoll\r\n");
+    sb_printf(b, "atomicvar_api:c11-builtin\r\n");
+#ifdef __GNUC__
+    sb_printf(b, "gcc_version:%d.%d.%d\r\n", __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__);
+#else
+    sb_printf(b, "gcc_version:0.0.0\r\n");
+#endif
+    sb_printf(b, "process_id:%ld\r\n", (long)getpid());
+    sb_printf(b, "process_supervised:no\r\n");
+    sb_printf(b, "run_id:%s\r\n", run_id);
+    sb_printf(b, "tcp_port:%d\r\n", cfg.port);
+    sb_printf(b, "server_time_usec:%lld\r\n", now_us);
+    sb_printf(b, "uptime_in_seconds:%lld\r\n", up);
+    sb_printf(b, "uptime_in_days:%lld\r\n", up / 86400);
+    sb_printf(b, "hz:%d\r\n", hz);
+    sb_printf(b, "configured_hz:%d\r\n", hz);
+    sb_printf(b, "lru_clock:%u\r\n", (unsigned)lru_clock_now);
+    sb_printf(b, "executable:%s\r\n", exe);
+    sb_printf(b, "config_file:%s\r\n", cfg.config_file ? cfg.config_file : "");
+    sb_printf(b, "io_threads_active:0\r\n");
+    /* Redis 7.2's listener line: one bind= per configured address. */
+    sb_printf(b, "listener0:name=tcp");
+    for (const char *a = cfg.bind ? cfg.bind : ""; *a;) {
+        size_t n;
+        while (*a == ' ')
+            a++;
+        n = strcspn(a, " ");
+        if (n)
+            sb_printf(b, ",bind=%.*s", (int)n, a);
+        a += n;
+    }
+    sb_printf(b, ",port=%d\r\n", cfg.port);
+    sb_printf(b, "server_threads:%d\r\n", nworkers);
+}
+
+static void info_clients(struct sbuf *b, struct client *c)
+{
+    size_t max_in = 0, max_out = 0;
+    /* Only this worker's clients may be read from this thread; the figures
+     * are the largest buffers among them (Redis samples recent ones). */
+    if (c->w) {
+        for (const struct client *o = c->w->clients; o; o = o->next) {
+            if (o->qcap > max_in)
+                max_in = o->qcap;
+            if (o->out.cap > max_out)
+                max_out = o->out.cap;
+        }
+    }
+    sb_printf(b, "# Clients\r\n");
+    sb_printf(b, "connected_clients:%d\r\n", atomic_load(&connected_clients));
+    sb_printf(b, "cluster_connections:0\r\n");
+    sb_printf(b, "maxclients:%d\r\n", cfg.maxclients);
+    sb_printf(b, "client_recent_max_input_buffer:%zu\r\n", max_in);
+    sb_printf(b, "client_recent_max_output_buffer:%zu\r\n", max_out);
+    sb_printf(b, "blocked_clients:0\r\n");
+    sb_printf(b, "tracking_clients:0\r\n");
+    sb_printf(b, "clients_in_timeout_table:0\r\n");
+    sb_printf(b, "total_watched_keys:0\r\n");
+    sb_printf(b, "total_blocking_keys:0\r\n");
+    sb_printf(b, "pubsub_clients:0\r\n");
+    sb_printf(b, "watching_clients:0\r\n");
+}
+
+static void info_memory(struct sbuf *b, unsigned long long total_keys)
+{
+    unsigned long long used = mem_used(), rss = mem_rss(), peak, startup, sysmem;
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    char h1[32], h2[32], h3[32], h4[32], h5[32];
+
+    /* Peak: the largest value any INFO call has seen. */
+    peak = atomic_load(&mem_peak);
+    while (used > peak && !atomic_compare_exchange_weak(&mem_peak, &peak, used))
+        ;
+    if (used > peak)
+        peak = used;
+    /* Startup footprint: the first reading taken while the keyspace is
+     * still empty (0 until then). */
+    startup = atomic_load(&mem_startup);
+    if (startup == 0 && total_keys == 0) {
+        unsigned long long zero = 0;
+        atomic_compare_exchange_strong(&mem_startup, &zero, used);
+        startup = atomic_load(&mem_startup);
+    }
+    sysmem = pages > 0 && psize > 0 ? (unsigned long long)pages * (unsigned long long)psize : 0;
+
+    bytes_human(h1, sizeof(h1), used);
+    bytes_human(h2, sizeof(h2), rss);
+    bytes_human(h3, sizeof(h3), peak);
+    bytes_human(h4, sizeof(h4), cfg.maxmemory > 0 ? (unsigned long long)cfg.maxmemory : 0);
+    bytes_human(h5, sizeof(h5), sysmem);
+    sb_printf(b, "# Memory\r\n");
+    sb_printf(b, "used_memory:%llu\r\n", used);
+    sb_printf(b, "used_memory_human:%s\r\n", h1);
+    sb_printf(b, "used_memory_rss:%llu\r\n", rss);
+    sb_printf(b, "used_memory_rss_human:%s\r\n", h2);
+    sb_printf(b, "used_memory_peak:%llu\r\n", peak);
+    sb_printf(b, "used_memory_peak_human:%s\r\n", h3);
+    sb_printf(b, "used_memory_peak_perc:%.2f%%\r\n", peak ? (double)used * 100 / (double)peak : 0.0);
+    sb_printf(b, "used_memory_startup:%llu\r\n", startup);
+    sb_printf(b, "used_memory_dataset:%llu\r\n", used > startup ? used - startup : 0);
+    sb_printf(b, "total_system_memory:%llu\r\n", sysmem);
+    sb_printf(b, "total_system_memory_human:%s\r\n", h5);
+    sb_printf(b, "maxmemory:%lld\r\n", cfg.maxmemory);
+    sb_printf(b, "maxmemory_human:%s\r\n", h4);
+    sb_printf(b, "maxmemory_policy:%s\r\n", cfg.maxmemory_policy ? cfg.maxmemory_policy : "noeviction");
+    sb_printf(b, "mem_fragmentation_ratio:%.2f\r\n", used ? (double)rss / (double)used : 0.0);
+    sb_printf(b, "mem_fragmentation_bytes:%lld\r\n", (long long)rss - (long long)used);
+    sb_printf(b, "mem_allocator:%s\r\n", mem_allocator());
+    sb_printf(b, "lazyfree_pending_objects:0\r\n");
+}
+
+static void info_persistence(struct sbuf *b)
+{
+    sb_printf(b, "# Persistence\r\n");
+    sb_printf(b, "loading:0\r\n");
+    sb_printf(b, "async_loading:0\r\n");
+    sb_printf(b, "rdb_changes_since_last_save:0\r\n");
+    sb_printf(b, "rdb_bgsave_in_progress:0\r\n");
+    sb_printf(b, "rdb_last_save_time:%lld\r\n", server_start_ms / 1000);
+    sb_printf(b, "rdb_last_bgsave_status:ok\r\n");
+    sb_printf(b, "rdb_last_bgsave_time_sec:-1\r\n");
+    sb_printf(b, "rdb_current_bgsave_time_sec:-1\r\n");
+    sb_printf(b, "rdb_saves:0\r\n");
+    sb_printf(b, "aof_enabled:0\r\n");
+    sb_printf(b, "aof_rewrite_in_progress:0\r\n");
+    sb_printf(b, "aof_rewrite_scheduled:0\r\n");
+    sb_printf(b, "aof_last_rewrite_time_sec:-1\r\n");
+    sb_printf(b, "aof_current_rewrite_time_sec:-1\r\n");
+    sb_printf(b, "aof_last_bgrewrite_status:ok\r\n");
+    sb_printf(b, "aof_rewrites:0\r\n");
+    sb_printf(b, "aof_last_write_status:ok\r\n");
+}
+
+static void info_stats(struct sbuf *b, const struct worker_stats *st)
+{
+    long long ops;
+    double in_kbps, out_kbps;
+    rates_update(st, &ops, &in_kbps, &out_kbps);
+    sb_printf(b, "# Stats\r\n");
+    sb_printf(b, "total_connections_received:%llu\r\n", st->conns_received);
+    sb_printf(b, "total_commands_processed:%llu\r\n", st->commands);
+    sb_printf(b, "instantaneous_ops_per_sec:%lld\r\n", ops);
+    sb_printf(b, "total_net_input_bytes:%llu\r\n", st->net_in);
+    sb_printf(b, "total_net_output_bytes:%llu\r\n", st->net_out);
+    sb_printf(b, "total_net_repl_input_bytes:0\r\n");
+    sb_printf(b, "total_net_repl_output_bytes:0\r\n");
+    sb_printf(b, "instantaneous_input_kbps:%.2f\r\n", in_kbps);
+    sb_printf(b, "instantaneous_output_kbps:%.2f\r\n", out_kbps);
+    sb_printf(b, "rejected_connections:%llu\r\n", st->rejected_conns);
+    sb_printf(b, "sync_full:0\r\n");
+    sb_printf(b, "sync_partial_ok:0\r\n");
+    sb_printf(b, "sync_partial_err:0\r\n");
+    sb_printf(b, "expired_keys:%llu\r\n", st->db.expired);
+    sb_printf(b, "evicted_keys:0\r\n");
+    sb_printf(b, "evicted_clients:0\r\n");
+    sb_printf(b, "keyspace_hits:%llu\r\n", st->db.hits);
+    sb_printf(b, "keyspace_misses:%llu\r\n", st->db.misses);
+    sb_printf(b, "pubsub_channels:0\r\n");
+    sb_printf(b, "pubsub_patterns:0\r\n");
+    sb_printf(b, "pubsubshard_channels:0\r\n");
+    sb_printf(b, "latest_fork_usec:0\r\n");
+    sb_printf(b, "total_forks:0\r\n");
+    sb_printf(b, "unexpected_error_replies:%llu\r\n", st->unexpected_errors);
+    sb_printf(b, "total_error_replies:%llu\r\n", st->errors);
+}
+
+static void info_replication(struct sbuf *b)
+{
+    char replid[41];
+    pthread_mutex_lock(&replid_lock);
+    memcpy(replid, master_replid, sizeof(replid));
+    pthread_mutex_unlock(&replid_lock);
+    sb_printf(b, "# Replication\r\n");
+    sb_printf(b, "role:master\r\n");
+    sb_printf(b, "connected_slaves:0\r\n");
+    sb_printf(b, "master_failover_state:no-failover\r\n");
+    sb_printf(b, "master_replid:%s\r\n", replid);
+    sb_printf(b, "master_replid2:0000000000000000000000000000000000000000\r\n");
+    sb_printf(b, "master_repl_offset:0\r\n");
+    sb_printf(b, "second_repl_offset:-1\r\n");
+    sb_printf(b, "repl_backlog_active:0\r\n");
+    sb_printf(b, "repl_backlog_size:1048576\r\n");
+    sb_printf(b, "repl_backlog_first_byte_offset:0\r\n");
+    sb_printf(b, "repl_backlog_histlen:0\r\n");
+}
+
+static void info_cpu(struct sbuf *b)
+{
+    struct rusage self, kids;
+    if (getrusage(RUSAGE_SELF, &self) != 0)
+        memset(&self, 0, sizeof(self));
+    if (getrusage(RUSAGE_CHILDREN, &kids) != 0)
+        memset(&kids, 0, sizeof(kids));
+    sb_printf(b, "# CPU\r\n");
+    sb_printf(b, "used_cpu_sys:%ld.%06ld\r\n", (long)self.ru_stime.tv_sec, (long)self.ru_stime.tv_usec);
+    sb_printf(b, "used_cpu_user:%ld.%06ld\r\n", (long)self.ru_utime.tv_sec, (long)self.ru_utime.tv_usec);
+    sb_printf(b, "used_cpu_sys_children:%ld.%06ld\r\n", (long)kids.ru_stime.tv_sec, (long)kids.ru_stime.tv_usec);
+    sb_printf(b, "used_cpu_user_children:%ld.%06ld\r\n", (long)kids.ru_utime.tv_sec, (long)kids.ru_utime.tv_usec);
+}
+
+static void cmdstat_line(struct sbuf *b, const struct cmd *cmd, const struct worker_stats *st)
+{
+    int id = cmd->id;
+    unsigned long long calls = st->cmd_calls[id], usec = st->cmd_usec[id];
+    unsigned long long rej = st->cmd_rejected[id], fail = st->cmd_failed[id];
+    if (calls == 0 && rej == 0 && fail == 0)
+        return;
+    sb_printf(b, "cmdstat_%s:calls=%llu,usec=%llu,usec_per_call=%.2f,rejected_calls=%llu,failed_calls=%llu\r\n",
+              cmd->name, calls, usec, calls ? (double)usec / (double)calls : 0.0, rej, fail);
+}
+
+static void info_commandstats(struct sbuf *b, const struct worker_stats *st)
+{
+    sb_printf(b, "# Commandstats\r\n");
+    for (const struct cmd *cmd = cmd_table; cmd->name; cmd++) {
+        cmdstat_line(b, cmd, st);
+        for (const struct cmd *s = cmd->subs; s && s->name; s++)
+            cmdstat_line(b, s, st);
+    }
+}
+
+static void info_keyspace(struct sbuf *b, const unsigned long long *keys, const unsigned long long *expires, int ndb)
+{
+    sb_printf(b, "# Keyspace\r\n");
+    for (int d = 0; d < ndb; d++) {
+        if (keys[d])
+            sb_printf(b, "db%d:keys=%llu,expires=%llu,avg_ttl=0\r\n", d, keys[d], expires[d]);
+    }
+}
+
+void info_command(struct client *c)
+{
+    unsigned want = 0;
+    struct sbuf b = {NULL, 0, 0};
+    struct worker_stats st;
+    unsigned long long keys[MAX_DBS] = {0}, expires[MAX_DBS] = {0}, total_keys = 0;
+    int ndb = ks.ndb < MAX_DBS ? ks.ndb : MAX_DBS;
+    int first = 1;
+
+    pthread_once(&ids_once, ids_init);
+    if (c->argc == 1)
+        want = SEC_DEFAULT;
+    for (int i = 1; i < c->argc; i++) {
+        if (arg_is(c, i, "default"))
+            want |= SEC_DEFAULT;
+        else if (arg_is(c, i, "all") || arg_is(c, i, "everything"))
+            want |= SEC_ALL;
+        else {
+            for (size_t k = 0; k < NSECTIONS; k++) {
+                if (arg_is(c, i, info_sections[k].name)) {
+                    want |= info_sections[k].bit;
+                    break;
+                }
+            }
+        }
+    }
+
+    memset(&st, 0, sizeof(st));
+    if (want & SEC_COMMANDSTATS) {
+        size_t n = (size_t)cmd_count();
+        st.cmd_calls = hk_calloc(sizeof(unsigned long long) * n);
+        st.cmd_usec = hk_calloc(sizeof(unsigned long long) * n);
+        st.cmd_rejected = hk_calloc(sizeof(unsigned long long) * n);
+        st.cmd_failed = hk_calloc(sizeof(unsigned long long) * n);
+    }
+    if (want & (SEC_STATS | SEC_COMMANDSTATS))
+        stats_sum(&st);
+    if (want & (SEC_KEYSPACE | SEC_MEMORY)) {
+        keyspace_counts(keys, expires, ndb);
+        for (int d = 0; d < ndb; d++)
+            total_keys += keys[d];
+    }
+
+    for (size_t k = 0; k < NSECTIONS; k++) {
+        unsigned bit = info_sections[k].bit;
+        if (!(want & bit))
+            continue;
+        if (!first)
+            sb_printf(&b, "\r\n");
+        first = 0;
+        switch (bit) {
+        case SEC_SERVER: info_server(&b); break;
+        case SEC_CLIENTS: info_clients(&b, c); break;
+        case SEC_MEMORY: info_memory(&b, total_keys); break;
+        case SEC_PERSISTENCE: info_persistence(&b); break;
+        case SEC_STATS: info_stats(&b, &st); break;
+        case SEC_REPLICATION: info_replication(&b); break;
+        case SEC_CPU: info_cpu(&b); break;
+        case SEC_MODULES: sb_printf(&b, "# Modules\r\n"); break;
+        case SEC_COMMANDSTATS: info_commandstats(&b, &st); break;
+        case SEC_ERRORSTATS: sb_printf(&b, "# Errorstats\r\n"); break;
+        case SEC_CLUSTER: sb_printf(&b, "# Cluster\r\ncluster_enabled:0\r\n"); break;
+        case SEC_KEYSPACE: info_keyspace(&b, keys, expires, ndb); break;
+        default: break;
+        }
+    }
+    reply_verbatim(&c->out, b.p ? b.p : "", b.len, "txt");
+    hk_free(b.p);
+    if (st.cmd_calls) {
+        hk_free(st.cmd_calls);
+        hk_free(st.cmd_usec);
+        hk_free(st.cmd_rejected);
+        hk_free(st.cmd_failed);
+    }
+}
+
+/* ---------------------------------------------------------- COMMAND --- */
+/* Argument grammar (COMMAND DOCS "arguments"), our own compact notation:
+ *   list  := arg (' ' arg)*
+ *   arg   := name ':' type flags* ['=' TOKEN] ['(' list ')']
+ *   flags := '?' (optional) | '*' (multiple)
+ * type is key, string, integer, double, pattern, unix-time, pure-token,
+ * oneof or block.  A pure-token without '=' uses its upper-cased name as
+ * the token.  Key arguments get key_spec_index in order of appearance
+ * (capped at the last key spec). */
+struct cmd_doc {
+    const char *name;
+    const char *summary;
+    const char *complexity;
+    const char *args;    /* grammar above; NULL or "" = no arguments */
+    const char *kspec;   /* key-spec flags, space separated */
+    const char *kspec2;  /* second key spec (RENAME-style src/dst) */
+    const char *tips;    /* space separated */
+};
+
+#define EXPIRY_COND "condition:oneof?(nx:pure-token xx:pure-token gt:pure-token lt:pure-token)"
+#define FLUSH_MODE "flush-type:oneof?(async:pure-token sync:pure-token)"
+#define ONOFF "enabled:oneof(on:pure-token off:pure-token)"
+#define TIPS_MULTI_SUM "request_policy:multi_shard response_policy:agg_sum"
+#define TIPS_ALL_SUCCEEDED "request_policy:all_shards response_policy:all_succeeded"
+
+static const struct cmd_doc cmd_docs[] = {
+    /* strings */
+    {"get", "Return the string stored at a key", "O(1)", "key:key", "RO access", NULL, NULL},
+    {"set", "Store a string at a key, optionally with an expiry or a condition", "O(1)",
+     "key:key value:string condition:oneof?(nx:pure-token xx:pure-token) get:pure-token? "
+     "expiration:oneof?(seconds:integer=EX milliseconds:integer=PX unix-time-seconds:unix-time=EXAT "
+     "unix-time-milliseconds:unix-time=PXAT keepttl:pure-token)",
+     "RW access update variable_flags", NULL, NULL},
+    {"getex", "Return a string and optionally change the key's expiry", "O(1)",
+     "key:key expiration:oneof?(seconds:integer=EX milliseconds:integer=PX unix-time-seconds:unix-time=EXAT "
+     "unix-time-milliseconds:unix-time=PXAT persist:pure-token)",
+     "RW access update", NULL, NULL},
+    {"getdel", "Return a string and delete its key", "O(1)", "key:key", "RW access delete", NULL, NULL},
+    {"getset", "Store a string and return the one it replaced", "O(1)", "key:key value:string", "RW access update", NULL, NULL},
+    {"setnx", "Store a string only when the key does not exist", "O(1)", "key:key value:string", "OW insert", NULL, NULL},
+    {"setex", "Store a string with a time to live in seconds", "O(1)", "key:key seconds:integer value:string", "OW update", NULL, NULL},
+    {"psetex", "Store a string with a time to live in milliseconds", "O(1)", "key:key milliseconds:integer value:string",
+     "OW update", NULL, NULL},
+    {"mset", "Store several key/value pairs at once", "O(N) for N pairs", "data:block*(key:key value:string)", "OW update", NULL,
+     "request_policy:multi_shard response_policy:all_succeeded"},
+    {"msetnx", "Store several key/value pairs only if none of the keys exists", "O(N) for N pairs",
+     "data:block*(key:key value:string)", "OW insert", NULL, "request_policy:multi_shard response_policy:agg_min"},
+    {"mget", "Return the values of several keys", "O(N) for N keys", "key:key*", "RO access", NULL, "request_policy:multi_shard"},
+    {"append", "Add bytes to the end of a string", "O(1) amortized", "key:key value:string", "RW insert", NULL, NULL},
+    {"strlen", "Return the length in bytes of a string", "O(1)", "key:key", "RO", NULL, NULL},
+    {"getrange", "Return a byte range of a string", "O(N) for N returned bytes", "key:key start:integer end:integer", "RO access",
+     NULL, NULL},
+    {"substr", "Return a byte range of a string (old name of GETRANGE)", "O(N) for N returned bytes",
+     "key:key start:integer end:integer", "RO access", NULL, NULL},
+    {"setrange", "Overwrite part of a string starting at an offset", "O(1) plus the bytes copied",
+     "key:key offset:integer value:string", "RW update", NULL, NULL},
+    {"incr", "Add one to the integer stored at a key", "O(1)", "key:key", "RW access update", NULL, NULL},
+    {"decr", "Subtract one from the integer stored at a key", "O(1)", "key:key", "RW access update", NULL, NULL},
+    {"incrby", "Add an integer to the integer stored at a key", "O(1)", "key:key increment:integer", "RW access update", NULL, NULL},
+    {"decrby", "Subtract an integer from the integer stored at a key", "O(1)", "key:key decrement:integer", "RW access update",
+     NULL, NULL},
+    {"incrbyfloat", "Add a floating point number to the number stored at a key", "O(1)", "key:key increment:double",
+     "RW access update", NULL, NULL},
+    {"lcs", "Find the longest common subsequence of two strings", "O(N*M) for strings of lengths N and M",
+     "key1:key key2:key len:pure-token? idx:pure-token? min-match-len:integer?=MINMATCHLEN withmatchlen:pure-token?",
+     "RO access", NULL, NULL},
+    /* generic keyspace */
+    {"del", "Delete keys", "O(N) for N keys, plus the size of each value freed", "key:key*", "RM delete", NULL, TIPS_MULTI_SUM},
+    {"unlink", "Delete keys, freeing large values in the background", "O(1) per key", "key:key*", "RM delete", NULL,
+     TIPS_MULTI_SUM},
+    {"exists", "Count how many of the given keys exist", "O(N) for N keys", "key:key*", "RO", NULL, TIPS_MULTI_SUM},
+    {"type", "Return the type of the value at a key", "O(1)", "key:key", "RO", NULL, NULL},
+    {"rename", "Rename a key, replacing any key that has the new name", "O(1)", "key:key newkey:key", "RW access delete",
+     "OW update", NULL},
+    {"renamenx", "Rename a key only if the new name is unused", "O(1)", "key:key newkey:key", "RW access delete", "OW insert",
+     NULL},
+    {"copy", "Copy the value of a key to another key", "O(N) for a value of N elements",
+     "source:key destination:key destination-db:integer?=DB replace:pure-token?", "RO access", "OW update", NULL},
+    {"move", "Move a key to another database", "O(1)", "key:key db:integer", "RW access update", NULL, NULL},
+    {"keys", "Return every key name matching a glob pattern", "O(N) for N keys in the database", "pattern:pattern", NULL, NULL,
+     "request_policy:all_shards nondeterministic_output_order"},
+    {"scan", "Iterate incrementally over the key names", "O(1) per call, O(N) for a whole iteration",
+     "cursor:integer pattern:pattern?=MATCH count:integer?=COUNT type:string?=TYPE", NULL, NULL,
+     "nondeterministic_output request_policy:special"},
+    {"randomkey", "Return the name of a random key", "O(1)", NULL, NULL, NULL,
+     "request_policy:all_shards nondeterministic_output"},
+    {"dbsize", "Return the number of keys in the selected database", "O(1)", NULL, NULL, NULL,
+     "request_policy:all_shards response_policy:agg_sum"},
+    {"flushdb", "Delete every key of the selected database", "O(N) for N keys", FLUSH_MODE, NULL, NULL, TIPS_ALL_SUCCEEDED},
+    {"flushall", "Delete every key of every database", "O(N) for N keys", FLUSH_MODE, NULL, NULL, TIPS_ALL_SUCCEEDED},
+    {"expire", "Give a key a time to live in seconds", "O(1)", "key:key seconds:integer " EXPIRY_COND, "RW update", NULL, NULL},
+    {"pexpire", "Give a key a time to live in milliseconds", "O(1)", "key:key milliseconds:integer " EXPIRY_COND, "RW update",
+     NULL, NULL},
+    {"expireat", "Make a key expire at a unix time in seconds", "O(1)", "key:key unix-time-seconds:unix-time " EXPIRY_COND,
+     "RW update", NULL, NULL},
+    {"pexpireat", "Make a key expire at a unix time in milliseconds", "O(1)",
+     "key:key unix-time-milliseconds:unix-time " EXPIRY_COND, "RW update", NULL, NULL},
+    {"ttl", "Return the remaining time to live of a key in seconds", "O(1)", "key:key", "RO access", NULL,
+     "nondeterministic_output"},
+    {"pttl", "Return the remaining time to live of a key in milliseconds", "O(1)", "key:key", "RO access", NULL,
+     "nondeterministic_output"},
+    {"expiretime", "Return the unix time in seconds at which a key expires", "O(1)", "key:key", "RO access", NULL, NULL},
+    {"pexpiretime", "Return the unix time in milliseconds at which a key expires", "O(1)", "key:key", "RO access", NULL, NULL},
+    {"persist", "Remove the time to live of a key", "O(1)", "key:key", "RW update", NULL, NULL},
+    {"touch", "Mark keys as accessed and count how many exist", "O(N) for N keys", "key:key*", "RO", NULL, TIPS_MULTI_SUM},
+    {"object", "Container for value introspection subcommands", "Varies by subcommand", NULL, NULL, NULL, NULL},
+    {"object|encoding", "Return the internal encoding of a value", "O(1)", "key:key", "RO", NULL, "nondeterministic_output"},
+    {"object|freq", "Return the LFU access counter of a key", "O(1)", "key:key", "RO", NULL, "nondeterministic_output"},
+    {"object|idletime", "Return the seconds since a key was last accessed", "O(1)", "key:key", "RO", NULL,
+     "nondeterministic_output"},
+    {"object|refcount", "Return the reference count of a value", "O(1)", "key:key", "RO", NULL, "nondeterministic_output"},
+    {"memory", "Container for memory introspection subcommands", "Varies by subcommand", NULL, NULL, NULL, NULL},
+    {"memory|usage", "Estimate the bytes a key and its value occupy", "O(N) for N sampled elements",
+     "key:key count:integer?=SAMPLES", "RO", NULL, NULL},
+    {"select", "Switch the connection to another database", "O(1)", "index:integer", NULL, NULL, NULL},
+    {"swapdb", "Exchange the contents of two databases", "O(1)", "index1:integer index2:integer", NULL, NULL, NULL},
+    /* connection */
+    {"ping", "Check that the server is alive", "O(1)", "message:string?", NULL, NULL, TIPS_ALL_SUCCEEDED},
+    {"echo", "Return the given string", "O(1)", "message:string", NULL, NULL, NULL},
+    {"quit", "Close the connection after the reply", "O(1)", NULL, NULL, NULL, NULL},
+    {"reset", "Return the connection to its initial state", "O(1)", NULL, NULL, NULL, NULL},
+    {"hello", "Choose the protocol version, optionally authenticating and naming the connection", "O(1)",
+     "arguments:block?(protover:integer auth:block?=AUTH(username:string password:string) clientname:string?=SETNAME)",
+     NULL, NULL, NULL},
+    {"auth", "Authenticate the connection", "O(N) for a password of N bytes", "username:string? password:string", NULL, NULL,
+     NULL},
+    {"client", "Container for connection management subcommands", "Varies by subcommand", NULL, NULL, NULL, NULL},
+    {"client|id", "Return the ID of this connection", "O(1)", NULL, NULL, NULL, NULL},
+    {"client|setname", "Give this connection a name", "O(1)", "connection-name:string", NULL, NULL, NULL},
+    {"client|getname", "Return the name of this connection", "O(1)", NULL, NULL, NULL, NULL},
+    {"client|list", "Describe the open connections", "O(N) for N connections",
+     "client-type:oneof?=TYPE(normal:pure-token master:pure-token replica:pure-token pubsub:pure-token) "
+     "client-id:integer?*=ID",
+     NULL, NULL, "nondeterministic_output"},
+    {"client|info", "Describe this connection", "O(1)", NULL, NULL, NULL, "nondeterministic_output"},
+    {"client|kill", "Close connections chosen by address or by filters", "O(N) for N connections",
+     "filter:oneof(old-format:string new-format:oneof*(client-id:integer=ID "
+     "client-type:oneof=TYPE(normal:pure-token master:pure-token slave:pure-token replica:pure-token pubsub:pure-token) "
+     "username:string=USER addr:string=ADDR laddr:string=LADDR skipme:oneof=SKIPME(yes:pure-token no:pure-token) "
+     "maxage:integer=MAXAGE))",
+     NULL, NULL, NULL},
+    {"client|setinfo", "Record the name or version of the client library", "O(1)",
+     "attr:oneof(libname:string=LIB-NAME libver:string=LIB-VER)", NULL, NULL, NULL},
+    {"client|no-evict", "Exempt this connection from client eviction", "O(1)", ONOFF, NULL, NULL, NULL},
+    {"client|no-touch", "Keep this connection's reads from changing key access times", "O(1)", ONOFF, NULL, NULL, NULL},
+    {"client|reply", "Switch replies to this connection on or off", "O(1)",
+     "action:oneof(on:pure-token off:pure-token skip:pure-token)", NULL, NULL, NULL},
+    /* server */
+    {"info", "Return server information and statistics as text", "O(1)", "section:string?*", NULL, NULL,
+     "nondeterministic_output request_policy:all_shards response_policy:special"},
+    {"config", "Container for configuration subcommands", "Varies by subcommand", NULL, NULL, NULL, NULL},
+    {"config|get", "Return the configuration parameters matching glob patterns", "O(N) for N parameters",
+     "parameter:string*", NULL, NULL, NULL},
+    {"config|set", "Change configuration parameters at run time", "O(N) for N parameters",
+     "data:block*(parameter:string value:string)", NULL, NULL, "request_policy:all_nodes response_policy:all_succeeded"},
+    {"config|resetstat", "Zero the statistics that INFO reports", "O(1)", NULL, NULL, NULL, NULL},
+    {"command", "Describe every command the server knows", "O(N) for N commands", NULL, NULL, NULL,
+     "nondeterministic_output_order"},
+    {"command|count", "Return the number of commands", "O(1)", NULL, NULL, NULL, NULL},
+    {"command|info", "Describe the given commands, or all of them", "O(N) for N commands", "command-name:string?*", NULL, NULL,
+     "nondeterministic_output_order"},
+    {"command|docs", "Return documentation for the given commands, or all of them", "O(N) for N commands",
+     "command-name:string?*", NULL, NULL, "nondeterministic_output_order"},
+    {"command|list", "List command names, optionally filtered", "O(N) for N commands",
+     "filterby:oneof?=FILTERBY(module-name:string=MODULE category:string=ACLCAT pattern:pattern=PATTERN)", NULL, NULL,
+     "nondeterministic_output_order"},
+    {"command|getkeys", "Return the key names a full command line would access", "O(N) for N arguments",
+     "command:string arg:string?*", NULL, NULL, NULL},
+    {"command|getkeysandflags", "Return the key names of a full command line with their access flags",
+     "O(N) for N arguments", "command:string arg:string?*", NULL, NULL, NULL},
+    {"time", "Return the server clock", "O(1)", NULL, NULL, NULL, "nondeterministic_output"},
+    {"lastsave", "Return the unix time of the last successful save", "O(1)", NULL, NULL, NULL, "nondeterministic_output"},
+    {"debug", "Testing and debugging helpers", "Varies by subcommand", NULL, NULL, NULL, NULL},
+    {"shutdown", "Stop the server", "O(1) without saving",
+     "save-selector:oneof?(nosave:pure-token save:pure-token) now:pure-token? force:pure-token? abort:pure-token?", NULL,
+     NULL, NULL},
+};
+#define NDOCS (sizeof(cmd_docs) / sizeof(cmd_docs[0]))
+
+static const struct cmd_doc *doc_of(const struct cmd *cmd)
+{
+    for (size_t i = 0; i < NDOCS; i++)
+        if (!strcmp(cmd_docs[i].name, cmd->name))
+            return &cmd_docs[i];
+    return NULL;
+}
+
+static const struct {
+    unsigned bit;
+    const char *name;
+} cmd_flag_names[] = {
+    {CMD_WRITE, "write"},
+    {CMD_READONLY, "readonly"},
+    {CMD_DENYOOM, "denyoom"},
+    {CMD_ADMIN, "admin"},
+    {CMD_PUBSUB, "pubsub"},
+    {CMD_NOSCRIPT, "noscript"},
+    {CMD_BLOCKING, "blocking"},
+    {CMD_LOADING, "loading"},
+    {CMD_STALE, "stale"},
+    {CMD_SKIP_MONITOR, "skip_monitor"},
+    {CMD_SKIP_SLOWLOG, "skip_slowlog"},
+    {CMD_FAST, "fast"},
+    {CMD_NO_AUTH, "no_auth"},
+    {CMD_MAY_REPLICATE, "may_replicate"},
+    {CMD_NO_MANDATORY_KEYS, "no_mandatory_keys"},
+    {CMD_NO_ASYNC_LOADING, "no_async_loading"},
+    {CMD_NO_MULTI, "no_multi"},
+    {CMD_MOVABLE_KEYS, "movablekeys"},
+    {CMD_ALLOW_BUSY, "allow_busy"},
+};
+
+static const struct {
+    unsigned bit;
+    const char *name;
+} acl_names[] = {
+    {ACL_KEYSPACE, "keyspace"},
+    {ACL_READ, "read"},
+    {ACL_WRITE, "write"},
+    {ACL_SET, "set"},
+    {ACL_SORTEDSET, "sortedset"},
+    {ACL_LIST, "list"},
+    {ACL_HASH, "hash"},
+    {ACL_STRING, "string"},
+    {ACL_BITMAP, "bitmap"},
+    {ACL_HYPERLOGLOG, "hyperloglog"},
+    {ACL_GEO, "geo"},
+    {ACL_STREAM, "stream"},
+    {ACL_PUBSUB, "pubsub"},
+    {ACL_ADMIN, "admin"},
+    {ACL_FAST, "fast"},
+    {ACL_SLOW, "slow"},
+    {ACL_BLOCKING, "blocking"},
+    {ACL_DANGEROUS, "dangerous"},
+    {ACL_CONNECTION, "connection"},
+    {ACL_TRANSACTION, "transaction"},
+    {ACL_SCRIPTING, "scripting"},
+};
+#define NACL (sizeof(acl_names) / sizeof(acl_names[0]))
+
+static int is_movable(const struct cmd *cmd)
+{
+    return (cmd->flags & CMD_MOVABLE_KEYS) || (cmd->getkeys && cmd->getkeys != getkeys_none);
+}
+
+static int has_keys(const struct cmd *cmd)
+{
+    return cmd->first > 0 || (cmd->getkeys && cmd->getkeys != getkeys_none);
+}
+
+/* Words of a space-separated list: count, then emit each as status. */
+static long long word_count(const char *s)
+{
+    long long n = 0;
+    while (s && *s) {
+        while (*s == ' ')
+            s++;
+        if (!*s)
+            break;
+        n++;
+        s += strcspn(s, " ");
+    }
+    return n;
+}
+
+static void reply_words(struct reply *r, const char *s, int as_set, int as_status)
+{
+    long long n = word_count(s);
+    if (as_set)
+        reply_set(r, n);
+    else
+        reply_array(r, n);
+    while (s && *s) {
+        size_t len;
+        while (*s == ' ')
+            s++;
+        if (!*s)
+            break;
+        len = strcspn(s, " ");
+        if (as_status) {
+            char w[64];
+            if (len >= sizeof(w))
+                len = sizeof(w) - 1;
+            memcpy(w, s, len);
+            w[len] = 0;
+            reply_status(r, w);
+        } else {
+            reply_bulk(r, s, len);
+        }
+        s += len;
+    }
+}
+
+static const char *key_flags(const struct cmd *cmd, const struct cmd_doc *doc, int spec)
+{
+    if (doc && spec == 1 && doc->kspec2)
+        return doc->kspec2;
+    if (doc && doc->kspec)
+        return doc->kspec;
+    return (cmd->flags & CMD_WRITE) ? "RW access update" : "RO access";
+}
+
+static int nkeyspecs(const struct cmd *cmd, const struct cmd_doc *doc)
+{
+    if (cmd->first > 0)
+        return doc && doc->kspec2 ? 2 : 1;
+    return is_movable(cmd) ? 1 : 0;
+}
+
+static void reply_keyspec(struct reply *r, const struct cmd *cmd, const struct cmd_doc *doc, int spec)
+{
+    reply_map(r, 3);
+    reply_bulk_cstr(r, "flags");
+    reply_words(r, key_flags(cmd, doc, spec), 1, 1);
+    if (cmd->first <= 0) {
+        /* Keys found by a per-command function: no static description. */
+        reply_bulk_cstr(r, "begin_search");
+        reply_map(r, 2);
+        reply_bulk_cstr(r, "type");
+        reply_bulk_cstr(r, "unknown");
+        reply_bulk_cstr(r, "spec");
+        reply_map(r, 0);
+        reply_bulk_cstr(r, "find_keys");
+        reply_map(r, 2);
+        reply_bulk_cstr(r, "type");
+        reply_bulk_cstr(r, "unknown");
+        reply_bulk_cstr(r, "spec");
+        reply_map(r, 0);
+        return;
+    }
+    int two = doc && doc->kspec2;
+    int index = two && spec == 1 ? cmd->last : cmd->first;
+    int lastkey = two ? 0 : cmd->last < 0 ? cmd->last : cmd->last - cmd->first;
+    reply_bulk_cstr(r, "begin_search");
+    reply_map(r, 2);
+    reply_bulk_cstr(r, "type");
+    reply_bulk_cstr(r, "index");
+    reply_bulk_cstr(r, "spec");
+    reply_map(r, 1);
+    reply_bulk_cstr(r, "index");
+    reply_int(r, index);
+    reply_bulk_cstr(r, "find_keys");
+    reply_map(r, 2);
+    reply_bulk_cstr(r, "type");
+    reply_bulk_cstr(r, "range");
+    reply_bulk_cstr(r, "spec");
+    reply_map(r, 3);
+    reply_bulk_cstr(r, "lastkey");
+    reply_int(r, lastkey);
+    reply_bulk_cstr(r, "keystep");
+    reply_int(r, two ? 1 : cmd->step);
+    reply_bulk_cstr(r, "limit");
+    reply_int(r, 0);
+}
+
+static void reply_cmd_info(struct reply *r, const struct cmd *cmd)
+{
+    const struct cmd_doc *doc = doc_of(cmd);
+    const char *fl[32];
+    long long nfl = 0, nacl = 0, nsubs = 0;
+    int movable = is_movable(cmd), nspecs = nkeyspecs(cmd, doc);
+
+    for (size_t i = 0; i < sizeof(cmd_flag_names) / sizeof(cmd_flag_names[0]); i++) {
+        if (cmd_flag_names[i].bit == CMD_MOVABLE_KEYS) {
+            if (movable)
+                fl[nfl++] = cmd_flag_names[i].name;
+        } else if (cmd->flags & cmd_flag_names[i].bit) {
+            fl[nfl++] = cmd_flag_names[i].name;
+        }
+    }
+    for (size_t i = 0; i < NACL; i++)
+        if (cmd->acl & acl_names[i].bit)
+            nacl++;
+    for (const struct cmd *s = cmd->subs; s && s->name; s++)
+        nsubs++;
+
+    reply_array(r, 10);
+    reply_bulk_cstr(r, cmd->name);
+    reply_int(r, cmd->arity);
+    reply_set(r, nfl);
+    for (long long i = 0; i < nfl; i++)
+        reply_status(r, fl[i]);
+    reply_int(r, cmd->first);
+    reply_int(r, cmd->last);
+    reply_int(r, cmd->step);
+    reply_set(r, nacl);
+    for (size_t i = 0; i < NACL; i++) {
+        if (cmd->acl & acl_names[i].bit) {
+            char w[32];
+            snprintf(w, sizeof(w), "@%s", acl_names[i].name);
+            reply_status(r, w);
+        }
+    }
+    reply_words(r, doc ? doc->tips : NULL, 1, 0);
+    reply_array(r, nspecs);
+    for (int i = 0; i < nspecs; i++)
+        reply_keyspec(r, cmd, doc, i);
+    reply_array(r, nsubs);
+    for (const struct cmd *s = cmd->subs; s && s->name; s++)
+        reply_cmd_info(r, s);
+}
+
+/* ---- argument grammar -> COMMAND DOCS "arguments" ---- */
+static const char *arg_end(const char *s)
+{
+    int depth = 0;
+    for (; *s; s++) {
+        if (*s == '(')
+            depth++;
+        else if (*s == ')') {
+            if (depth == 0)
+                break;
+            depth--;
+        } else if (*s == ' ' && depth == 0)
+            break;
+    }
+    return s;
+}
+
+static long long arg_count(const char *s)
+{
+    long long n = 0;
+    while (*s && *s != ')') {
+        n++;
+        s = arg_end(s);
+        if (*s == ' ')
+            s++;
+    }
+    return n;
+}
+
+static const char *reply_arg_list(struct reply *r, const char *s, int *keyno, int nspecs);
+
+static const char *reply_arg(struct reply *r, const char *s, int *keyno, int nspecs)
+{
+    const char *name = s, *type, *tok = NULL;
+    size_t nlen, tlen, toklen = 0;
+    int opt = 0, mult = 0, is_key, is_pure, kids;
+    long long fields = 2;
+
+    nlen = strcspn(s, ":");
+    s += nlen;
+    if (*s == ':')
+        s++;
+    type = s;
+    tlen = strcspn(s, "?*=( )");
+    s += tlen;
+    while (*s == '?' || *s == '*') {
+        if (*s == '?')
+            opt = 1;
+        else
+            mult = 1;
+        s++;
+    }
+    if (*s == '=') {
+        s++;
+        tok = s;
+        toklen = strcspn(s, "( )");
+        s += toklen;
+    }
+    is_key = tlen == 3 && !memcmp(type, "key", 3);
+    is_pure = tlen == 10 && !memcmp(type, "pure-token", 10);
+    kids = *s == '(';
+    fields += is_key + (tok || is_pure) + (opt || mult) + kids;
+
+    reply_map(r, fields);
+    reply_bulk_cstr(r, "name");
+    reply_bulk(r, name, nlen);
+    reply_bulk_cstr(r, "type");
+    reply_bulk(r, type, tlen);
+    if (is_key) {
+        reply_bulk_cstr(r, "key_spec_index");
+        reply_int(r, *keyno < nspecs ? *keyno : (nspecs > 0 ? nspecs - 1 : 0));
+        (*keyno)++;
+    }
+    if (tok) {
+        reply_bulk_cstr(r, "token");
+        reply_bulk(r, tok, toklen);
+    } else if (is_pure) {
+        char up[64];
+        size_t n = nlen < sizeof(up) ? nlen : sizeof(up);
+        for (size_t i = 0; i < n; i++)
+            up[i] = (char)((name[i] >= 'a' && name[i] <= 'z') ? name[i] - 32 : name[i]);
+        reply_bulk_cstr(r, "token");
+        reply_bulk(r, up, n);
+    }
+    if (opt || mult) {
+        reply_bulk_cstr(r, "flags");
+        reply_set(r, opt + mult);
+        if (opt)
+            reply_status(r, "optional");
+        if (mult)
+            reply_status(r, "multiple");
+    }
+    if (kids) {
+        reply_bulk_cstr(r, "arguments");
+        s = reply_arg_list(r, s + 1, keyno, nspecs);
+        if (*s == ')')
+            s++;
+    }
+    return s;
+}
+
+static const char *reply_arg_list(struct reply *r, const char *s, int *keyno, int nspecs)
+{
+    reply_array(r, arg_count(s));
+    while (*s && *s != ')') {
+        s = reply_arg(r, s, keyno, nspecs);
+        if (*s == ' ')
+            s++;
+    }
+    return s;
+}
+
+/* The doc map of one command (the value under its name). */
+static void reply_cmd_docs(struct reply *r, const struct cmd *cmd)
+{
+    const struct cmd_doc *doc = doc_of(cmd);
+    const char *summary = cmd->summary ? cmd->summary : doc ? doc->summary : NULL;
+    const char *complexity = cmd->complexity ? cmd->complexity : doc ? doc->complexity : NULL;
+    const char *args = doc && doc->args && doc->args[0] ? doc->args : NULL;
+    char helpsum[96];
+    long long fields = 0, nsubs = 0;
+
+    if (!summary && doc == NULL) {
+        /* "<parent>|help" entries share one generated summary. */
+        const char *bar = strchr(cmd->name, '|');
+        if (bar && !strcmp(bar + 1, "help")) {
+            size_t pl = (size_t)(bar - cmd->name);
+            int n = snprintf(helpsum, sizeof(helpsum), "Describe the ");
+            for (size_t i = 0; i < pl && (size_t)n + 1 < sizeof(helpsum); i++)
+                helpsum[n++] = (char)((cmd->name[i] >= 'a' && cmd->name[i] <= 'z') ? cmd->name[i] - 32 : cmd->name[i]);
+            helpsum[n] = 0;
+            snprintf(helpsum + n, sizeof(helpsum) - (size_t)n, " subcommands");
+            summary = helpsum;
+            if (!complexity)
+                complexity = "O(1)";
+        }
+    }
+    for (const struct cmd *s = cmd->subs; s && s->name; s++)
+        nsubs++;
+    fields = (summary != NULL) + (cmd->since != NULL) + (cmd->group != NULL) + (complexity != NULL) + (args != NULL) +
+             (nsubs > 0);
+    reply_map(r, fields);
+    if (summary) {
+        reply_bulk_cstr(r, "summary");
+        reply_bulk_cstr(r, summary);
+    }
+    if (cmd->since) {
+        reply_bulk_cstr(r, "since");
+        reply_bulk_cstr(r, cmd->since);
+    }
+    if (cmd->group) {
+        reply_bulk_cstr(r, "group");
+        reply_bulk_cstr(r, cmd->group);
+    }
+    if (complexity) {
+        reply_bulk_cstr(r, "complexity");
+        reply_bulk_cstr(r, complexity);
+    }
+    if (args) {
+        int keyno = 0;
+        reply_bulk_cstr(r, "arguments");
+        reply_arg_list(r, args, &keyno, nkeyspecs(cmd, doc));
+    }
+    if (nsubs > 0) {
+        reply_bulk_cstr(r, "subcommands");
+        reply_map(r, nsubs);
+        for (const struct cmd *s = cmd->subs; s && s->name; s++) {
+            reply_bulk_cstr(r, s->name);
+            reply_cmd_docs(r, s);
+        }
+    }
+}
+
+/* "get", "GET", "config|get": a command or subcommand by full name. */
+static const struct cmd *lookup_full(const char *name, size_t len)
+{
+    const char *bar = memchr(name, '|', len);
+    const struct cmd *parent;
+    if (!bar)
+        return cmd_lookup(name, len);
+    parent = cmd_lookup(name, (size_t)(bar - name));
+    if (!parent || !parent->subs)
+        return NULL;
+    return cmd_lookup_sub(parent, bar + 1, len - (size_t)(bar - name) - 1);
+}
+
+static long long count_top(void)
+{
+    long long n = 0;
+    for (const struct cmd *cmd = cmd_table; cmd->name; cmd++)
+        n++;
+    return n;
+}
+
+static void command_all_info(struct client *c)
+{
+    reply_array(&c->out, count_top());
+    for (const struct cmd *cmd = cmd_table; cmd->name; cmd++)
+        reply_cmd_info(&c->out, cmd);
+}
+
+static int acl_category(const char *s, size_t len, unsigned *bit)
+{
+    for (size_t i = 0; i < NACL; i++) {
+        if (str_eq_nocase(s, len, acl_names[i].name)) {
+            *bit = acl_names[i].bit;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Reply with cmd's name if it passes the filter (category bit or pattern). */
+static int list_one(struct client *c, const struct cmd *cmd, unsigned cat, const char *pat, size_t plen)
+{
+    if (cat && !(cmd->acl & cat))
+        return 0;
+    if (pat && !glob_match(pat, plen, cmd->name, strlen(cmd->name), 1))
+        return 0;
+    reply_bulk_cstr(&c->out, cmd->name);
+    return 1;
+}
+
+static void command_list(struct client *c)
+{
+    enum { F_NONE, F_MODULE, F_ACL, F_PATTERN } filter = F_NONE;
+    unsigned cat = 0;
+    int known_cat = 1;
+    const char *pat = NULL;
+    size_t plen = 0;
+    size_t mark;
+    long long n = 0;
+
+    if (c->argc != 2) {
+        if (c->argc != 5 || !arg_is(c, 2, "filterby")) {
+            reply_error(&c->out, ERR_SYNTAX);
+            return;
+        }
+        if (arg_is(c, 3, "module"))
+            filter = F_MODULE;
+        else if (arg_is(c, 3, "aclcat")) {
+            filter = F_ACL;
+            known_cat = acl_category(c->argv[4], c->argvlen[4], &cat);
+        } else if (arg_is(c, 3, "pattern")) {
+            filter = F_PATTERN;
+            pat = c->argv[4];
+            plen = c->argvlen[4];
+        } else {
+            reply_error(&c->out, ERR_SYNTAX);
+            return;
+        }
+    }
+    mark = reply_defer(&c->out);
+    if (filter == F_MODULE || !known_cat) {
+        /* No modules; an unknown category matches nothing. */
+        reply_defer_array(&c->out, mark, 0);
+        return;
+    }
+    for (const struct cmd *cmd = cmd_table; cmd->name; cmd++) {
+        n += list_one(c, cmd, filter == F_ACL ? cat : 0, pat, plen);
+        for (const struct cmd *s = cmd->subs; s && s->name; s++)
+            n += list_one(c, s, filter == F_ACL ? cat : 0, pat, plen);
+    }
+    reply_defer_array(&c->out, mark, n);
+}
+
+/* COMMAND GETKEYS / GETKEYSANDFLAGS: the command line starts at argv[2]. */
+static void command_getkeys(struct client *c, int with_flags)
+{
+    const struct cmd *cmd = cmd_lookup(c->argv[2], c->argvlen[2]);
+    int nargs = c->argc - 2;
+    int *idx, nk;
+
+    if (nargs < 2) {
+        /* Redis's arity for these is -4; enforce it here too. */
+        reply_arity_error(c);
+        return;
+    }
+    if (cmd && cmd->subs && nargs >= 2)
+        cmd = cmd_lookup_sub(cmd, c->argv[3], c->argvlen[3]);
+    if (!cmd) {
+        reply_error(&c->out, "ERR Invalid command specified");
+        return;
+    }
+    if (!has_keys(cmd)) {
+        reply_error(&c->out, "ERR The command has no key arguments");
+        return;
+    }
+    if ((cmd->arity > 0 && cmd->arity != nargs) || nargs < -cmd->arity) {
+        reply_error(&c->out, "ERR Invalid number of arguments specified for command");
+        return;
+    }
+
+    /* Present the embedded command line as the client's own for
+     * cmd_keys() (and any getkeys function), then restore. */
+    {
+        int save_argc = c->argc;
+        const char **save_argv = c->argv;
+        size_t *save_len = c->argvlen;
+        unsigned *save_kslot = c->kslot;
+        const struct cmd *save_cmd = c->cmd;
+        idx = hk_malloc(sizeof(int) * (size_t)nargs);
+        c->argc = nargs;
+        c->argv = save_argv + 2;
+        c->argvlen = save_len + 2;
+        c->kslot = save_kslot ? save_kslot + 2 : NULL;
+        c->cmd = cmd;
+        nk = cmd_keys(cmd, c, idx, nargs);
+        c->argc = save_argc;
+        c->argv = save_argv;
+        c->argvlen = save_len;
+        c->kslot = save_kslot;
+        c->cmd = save_cmd;
+    }
+    if (nk <= 0) {
+        if (cmd->flags & CMD_NO_MANDATORY_KEYS)
+            reply_array(&c->out, 0);
+        else
+            reply_error(&c->out, "ERR Invalid arguments specified for command");
+        hk_free(idx);
+        return;
+    }
+    {
+        const struct cmd_doc *doc = doc_of(cmd);
+        int nspecs = nkeyspecs(cmd, doc);
+        reply_array(&c->out, nk);
+        for (int i = 0; i < nk; i++) {
+            int a = idx[i] + 2;
+            if (with_flags) {
+                int spec = nspecs > 1 && i > 0 ? 1 : 0;
+                reply_array(&c->out, 2);
+                reply_bulk(&c->out, c->argv[a], c->argvlen[a]);
+                reply_words(&c->out, key_flags(cmd, doc, spec), 1, 1);
+            } else {
+                reply_bulk(&c->out, c->argv[a], c->argvlen[a]);
+            }
+        }
+    }
+    hk_free(idx);
+}
+
+static void reply_help(struct client *c, const char *const *lines, size_t n)
+{
+    reply_array(&c->out, (long long)n);
+    for (size_t i = 0; i < n; i++)
+        reply_status(&c->out, lines[i]);
+}
+
+void command_command(struct client *c)
+{
+    if (c->argc == 1) {
+        command_all_info(c);
+        return;
+    }
+    if (arg_is(c, 1, "count")) {
+        reply_int(&c->out, count_top());
+    } else if (arg_is(c, 1, "info")) {
+        if (c->argc == 2) {
+            command_all_info(c);
+            return;
+        }
+        reply_array(&c->out, c->argc - 2);
+        for (int i = 2; i < c->argc; i++) {
+            const struct cmd *cmd = lookup_full(c->argv[i], c->argvlen[i]);
+            if (cmd)
+                reply_cmd_info(&c->out, cmd);
+            else
+                reply_null(&c->out);
+        }
+    } else if (arg_is(c, 1, "docs")) {
+        if (c->argc == 2) {
+            reply_map(&c->out, count_top());
+            for (const struct cmd *cmd = cmd_table; cmd->name; cmd++) {
+                reply_bulk_cstr(&c->out, cmd->name);
+                reply_cmd_docs(&c->out, cmd);
+            }
+            return;
+        }
+        long long found = 0;
+        for (int i = 2; i < c->argc; i++)
+            if (lookup_full(c->argv[i], c->argvlen[i]))
+                found++;
+        reply_map(&c->out, found);
+        for (int i = 2; i < c->argc; i++) {
+            const struct cmd *cmd = lookup_full(c->argv[i], c->argvlen[i]);
+            if (cmd) {
+                reply_bulk_cstr(&c->out, cmd->name);
+                reply_cmd_docs(&c->out, cmd);
+            }
+        }
+    } else if (arg_is(c, 1, "list")) {
+        command_list(c);
+    } else if (arg_is(c, 1, "getkeys")) {
+        command_getkeys(c, 0);
+    } else if (arg_is(c, 1, "getkeysandflags")) {
+        command_getkeys(c, 1);
+    } else if (arg_is(c, 1, "help")) {
+        static const char *const lines[] = {
+            "COMMAND [<subcommand> [<arg> ...]]. Without a subcommand: describe every command.",
+            "COUNT",
+            "    Number of commands (top level) the server knows.",
+            "INFO [<command-name> ...]",
+            "    Name, arity, flags, key positions, ACL categories, tips, key specs and",
+            "    subcommands of the given commands (all commands when none is given).",
+            "DOCS [<command-name> ...]",
+            "    Summary, version, group, complexity and arguments of the given commands",
+            "    (all commands when none is given).",
+            "LIST [FILTERBY (MODULE <module-name>|ACLCAT <category>|PATTERN <pattern>)]",
+            "    Names of all commands and subcommands, optionally filtered.",
+            "GETKEYS <full-command>",
+            "    The key names the given command line would access.",
+            "GETKEYSANDFLAGS <full-command>",
+            "    Like GETKEYS, with the access flags of each key.",
+            "HELP",
+            "    This text.",
+        };
+        reply_help(c, lines, sizeof(lines) / sizeof(lines[0]));
+    } else {
+        reply_unknown_subcommand(c);
+    }
+}
+
+/* ------------------------------------------------------ TIME, LASTSAVE --- */
+void time_command(struct client *c)
+{
+    long long us = time_us();
+    reply_array(&c->out, 2);
+    reply_bulk_ll(&c->out, us / 1000000);
+    reply_bulk_ll(&c->out, us % 1000000);
+}
+
+void lastsave_command(struct client *c)
+{
+    /* No persistence yet: the dataset has been "saved" as of startup. */
+    reply_int(&c->out, server_start_ms / 1000);
+}
+
+/* -------------------------------------------------------------- DEBUG --- */
+/* A NUL-terminated copy of an argument, truncated to cap-1 bytes. */
+static void arg_cstr(const struct client *c, int i, char *buf, size_t cap)
+{
+    size_t n = c->argvlen[i] < cap - 1 ? c->argvlen[i] : cap - 1;
+    memcpy(buf, c->argv[i], n);
+    buf[n] = 0;
+}
+
+static int arg_nonneg(struct client *c, int i, long long *v)
+{
+    if (!str_to_ll(c->argv[i], c->argvlen[i], v) || *v < 0) {
+        reply_error(&c->out, "ERR value is out of range, must be positive");
+        return -1;
+    }
+    return 0;
+}
+
+static void debug_sleep(struct client *c)
+{
+    char buf[64];
+    double secs;
+    struct timespec ts;
+    arg_cstr(c, 2, buf, sizeof(buf));
+    secs = strtod(buf, NULL);   /* lenient, like Redis: junk sleeps 0 */
+    if (!(secs > 0) || !isfinite(secs))
+        secs = 0;
+    ts.tv_sec = (time_t)secs;
+    ts.tv_nsec = (long)((secs - (double)ts.tv_sec) * 1e9);
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+    reply_ok(&c->out);
+}
+
+static void debug_populate(struct client *c)
+{
+    long long count, size = 0;
+    const char *prefix = "key";
+    size_t plen = 3;
+    char kstack[256], *kbuf = kstack;
+    char *vbuf = NULL;
+
+    if (arg_nonneg(c, 2, &count) != 0)
+        return;
+    if (c->argc >= 4) {
+        prefix = c->argv[3];
+        plen = c->argvlen[3];
+    }
+    if (c->argc == 5 && arg_nonneg(c, 4, &size) != 0)
+        return;
+    if (plen + 24 > sizeof(kstack))
+        kbuf = hk_malloc(plen + 24);
+    memcpy(kbuf, prefix, plen);
+    kbuf[plen] = ':';
+    if (size > 0)
+        vbuf = hk_calloc((size_t)size);
+
+    for (long long j = 0; j < count; j++) {
+        char num[24], val[32];
+        int nl = ll_to_str(num, j);
+        size_t klen = plen + 1 + (size_t)nl;
+        size_t vlen;
+        const char *v = val;
+        unsigned slot;
+
+        memcpy(kbuf + plen + 1, num, (size_t)nl);
+        memcpy(val, "value:", 6);
+        memcpy(val + 6, num, (size_t)nl);
+        vlen = 6 + (size_t)nl;
+        if (size > 0) {
+            /* Pad with zero bytes or cut to exactly size bytes. */
+            size_t keep = vlen < (size_t)size ? vlen : (size_t)size;
+            memset(vbuf, 0, (size_t)size < sizeof(val) ? (size_t)size : sizeof(val));
+            memcpy(vbuf, val, keep);
+            v = vbuf;
+            vlen = (size_t)size;
+        }
+        slot = key_slot(kbuf, klen);
+        spin_lock(&ks.locks[slot]);
+        if (!db_get(c->db, slot, kbuf, klen, LK_NOTOUCH | LK_NOSTATS))
+            db_add(c->db, slot, entry_new_string(kbuf, klen, v, vlen, -1));
+        spin_unlock(&ks.locks[slot]);
+    }
+    if (kbuf != kstack)
+        hk_free(kbuf);
+    hk_free(vbuf);
+    reply_ok(&c->out);
+}
+
+static const char *encoding_name(const struct entry *e)
+{
+    static const char *const names[] = {"raw", "int", "hashtable", "zipmap", "linkedlist", "ziplist",
+                                        "intset", "skiplist", "embstr", "quicklist", "stream", "listpack"};
+    return e->enc < sizeof(names) / sizeof(names[0]) ? names[e->enc] : "unknown";
+}
+
+/* Bytes an RDB dump would use for a length prefix. */
+static size_t rdb_len_bytes(unsigned long long n)
+{
+    return n < 64 ? 1 : n < 16384 ? 2 : n <= 0xffffffffULL ? 5 : 9;
+}
+
+/* Serialized size without compression (Redis also tries LZF on strings over
+ * 20 bytes, so its figure can be smaller for repetitive values). */
+static size_t serialized_len(struct entry *e)
+{
+    if (e->type == OBJ_STRING) {
+        long long v;
+        if (e->enc == ENC_INT && str_to_ll(entry_val(e), e->vlen, &v)) {
+            if (v >= -128 && v <= 127)
+                return 2;
+            if (v >= -32768 && v <= 32767)
+                return 3;
+            if (v >= -2147483648LL && v <= 2147483647LL)
+                return 5;
+        }
+        return rdb_len_bytes(e->vlen) + e->vlen;
+    }
+    return entry_mem(e);
+}
+
+static void debug_object(struct client *c)
+{
+    unsigned slot = key_slot(c->argv[2], c->argvlen[2]);
+    struct entry *e;
+    char out[256];
+
+    spin_lock(&ks.locks[slot]);
+    e = db_get(c->db, slot, c->argv[2], c->argvlen[2], LK_NOTOUCH | LK_NOSTATS);
+    if (e) {
+        uint32_t now = lru_clock_now & 0xffffff, lru = e->lru & 0xffffff;
+        unsigned long long idle = now >= lru ? now - lru : (0xffffffu - lru) + now;
+        snprintf(out, sizeof(out),
+                 "Value at:%p refcount:1 encoding:%s serializedlength:%zu lru:%u lru_seconds_idle:%llu", (void *)e,
+                 encoding_name(e), serialized_len(e), (unsigned)lru, idle);
+    }
+    spin_unlock(&ks.locks[slot]);
+    if (!e)
+        reply_error(&c->out, ERR_NO_KEY);
+    else
+        reply_status(&c->out, out);
+}
+
+/* Random patterns and subjects through glob_match: it must return, never
+ * crash or read out of bounds (run under ASan to be meaningful). */
+static void debug_stringmatch_test(struct client *c)
+{
+    static const char alphabet[] = "ab*?[]^-\\";
+    char pat[64], str[64];
+    for (int round = 0; round < 100000; round++) {
+        size_t pl = rand64() % sizeof(pat), sl = rand64() % sizeof(str);
+        for (size_t i = 0; i < pl; i++) {
+            uint64_t r = rand64();
+            pat[i] = (r & 1) ? alphabet[(r >> 1) % (sizeof(alphabet) - 1)] : (char)(r >> 8);
+        }
+        for (size_t i = 0; i < sl; i++) {
+            uint64_t r = rand64();
+            str[i] = (r & 1) ? alphabet[(r >> 1) % 2] : (char)(r >> 8);
+        }
+        glob_match(pat, pl, str, sl, (int)(round & 1));
+    }
+    reply_status(&c->out, "glob_match survived 100000 random pattern/string pairs");
+}
+
+static void debug_unknown(struct client *c)
+{
+    reply_errorf(&c->out, "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try DEBUG HELP.",
+                 (int)(c->argvlen[1] > 128 ? 128 : c->argvlen[1]), c->argv[1]);
+}
+
+void debug_command(struct client *c)
+{
+    if (arg_is(c, 1, "help") && c->argc == 2) {
+        static const char *const lines[] = {
+            "DEBUG <subcommand> [<arg> ...]. HotKV supports:",
+            "SLEEP <seconds>",
+            "    Block this worker thread for <seconds> (fractions allowed).",
+            "POPULATE <count> [<prefix>] [<size>]",
+            "    Create string keys <prefix>:0 .. <prefix>:<count-1> (prefix defaults to 'key')",
+            "    holding 'value:<n>'; with <size>, values are zero-padded or cut to <size> bytes.",
+            "    Existing keys are left alone.",
+            "OBJECT <key>",
+            "    Low level details of the value stored at <key>.",
+            "SET-ACTIVE-EXPIRE <0|1>",
+            "    Turn the background expiry sweep off (0) or on (1).",
+            "CHANGE-REPL-ID",
+            "    Give the server a new replication ID.",
+            "STRINGMATCH-LEN <pattern> <string>",
+            "    1 if <string> matches the glob <pattern>, else 0.",
+            "STRINGMATCH-TEST",
+            "    Feed random input to the glob matcher.",
+            "LOG <message>",
+            "    Write <message> to the server log.",
+            "ERROR <message>",
+            "    Reply with <message> as an error.",
+            "HELP",
+            "    This text.",
+        };
+        reply_help(c, lines, sizeof(lines) / sizeof(lines[0]));
+    } else if (arg_is(c, 1, "sleep") && c->argc == 3) {
+        debug_sleep(c);
+    } else if (arg_is(c, 1, "populate") && c->argc >= 3 && c->argc <= 5) {
+        debug_populate(c);
+    } else if (arg_is(c, 1, "object") && c->argc == 3) {
+        debug_object(c);
+    } else if (arg_is(c, 1, "set-active-expire") && c->argc == 3) {
+        char buf[32];
+        arg_cstr(c, 2, buf, sizeof(buf));
+        __atomic_store_n(&cfg.active_expire, atoi(buf) != 0, __ATOMIC_RELAXED);
+        reply_ok(&c->out);
+    } else if (arg_is(c, 1, "change-repl-id") && c->argc == 2) {
+        char fresh[41];
+        pthread_once(&ids_once, ids_init);
+        random_hex40(fresh);
+        pthread_mutex_lock(&replid_lock);
+        memcpy(master_replid, fresh, sizeof(fresh));
+        pthread_mutex_unlock(&replid_lock);
+        log_msg(LL_NOTICE, "Changed the replication ID on request (DEBUG CHANGE-REPL-ID)");
+        reply_ok(&c->out);
+    } else if (arg_is(c, 1, "stringmatch-len") && c->argc == 4) {
+        reply_int(&c->out, glob_match(c->argv[2], c->argvlen[2], c->argv[3], c->argvlen[3], 0));
+    } else if (arg_is(c, 1, "stringmatch-test") && c->argc == 2) {
+        debug_stringmatch_test(c);
+    } else if (arg_is(c, 1, "log") && c->argc == 3) {
+        log_msg(LL_WARNING, "DEBUG LOG: %.*s", (int)(c->argvlen[2] > 4096 ? 4096 : c->argvlen[2]), c->argv[2]);
+        reply_ok(&c->out);
+    } else if (arg_is(c, 1, "error") && c->argc == 3) {
+        char *msg = hk_malloc(c->argvlen[2] + 1);
+        memcpy(msg, c->argv[2], c->argvlen[2]);
+        msg[c->argvlen[2]] = 0;
+        reply_error(&c->out, msg);
+        hk_free(msg);
+    } else {
+        debug_unknown(c);
+    }
+}
+
+/* ----------------------------------------------------------- SHUTDOWN --- */
+void shutdown_command(struct client *c)
+{
+    int nosave = 0, save = 0, now = 0, force = 0, abort_req = 0;
+    for (int i = 1; i < c->argc; i++) {
+        if (arg_is(c, i, "nosave"))
+            nosave = 1;
+        else if (arg_is(c, i, "save"))
+            save = 1;
+        else if (arg_is(c, i, "now"))
+            now = 1;
+        else if (arg_is(c, i, "force"))
+            force = 1;
+        else if (arg_is(c, i, "abort"))
+            abort_req = 1;
+        else {
+            reply_error(&c->out, ERR_SYNTAX);
+            return;
+        }
+    }
+    if ((abort_req && (nosave || save || now || force)) || (nosave && save)) {
+        reply_error(&c->out, ERR_SYNTAX);
+        return;
+    }
+    if (abort_req) {
+        /* A HotKV shutdown starts at once and has no waiting phase (no
+         * replicas to catch up), so there is never one to abort. */
+        reply_error(&c->out, "ERR No shutdown in progress.");
+        return;
+    }
+    if (save)
+        log_msg(LL_WARNING, "SHUTDOWN SAVE: this build has no persistence yet, nothing to save");
+    log_msg(LL_NOTICE, "Shutdown requested by client id=%llu addr=%s%s%s", (unsigned long long)c->id, c->addr,
+            now ? " (NOW)" : "", force ? " (FORCE)" : "");
+    server_request_shutdown();
+    /* Like Redis: no reply, the connection just closes. */
+    c->flags |= CF_CLOSE_ASAP;
+}

@@ -1,0 +1,437 @@
+/* cmd.c - the command table and the dispatcher.
+ *
+ * The table is data: name, handler, arity, flags, key positions and ACL
+ * categories, in the shape COMMAND INFO reports.  cmd_execute() applies the
+ * gates in Redis's order (unknown command, arity, authentication), then
+ * takes the shard locks of every key the command names in ascending slot
+ * order, runs the handler to completion and releases them: that is what
+ * makes MSET, DEL k1 k2, RENAME and COPY atomic against every other thread.
+ * Commands flagged CMD_ALL_LOCKS (FLUSHALL, SWAPDB, KEYS, ...) hold every
+ * shard lock. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/mem.h"
+#include "../base/util.h"
+#include "commands.h"
+
+#define W CMD_WRITE
+#define R CMD_READONLY
+#define OOM CMD_DENYOOM
+#define F CMD_FAST
+#define ADM CMD_ADMIN
+#define NS CMD_NOSCRIPT
+#define LD CMD_LOADING
+#define ST CMD_STALE
+#define NA CMD_NO_AUTH
+#define ALL CMD_ALL_LOCKS
+#define SELF CMD_SELF_LOCKING
+
+#define A_KS ACL_KEYSPACE
+#define A_R ACL_READ
+#define A_W ACL_WRITE
+#define A_STR ACL_STRING
+#define A_F ACL_FAST
+#define A_S ACL_SLOW
+#define A_ADM ACL_ADMIN
+#define A_DNG ACL_DANGEROUS
+#define A_CONN ACL_CONNECTION
+
+/* name, fn, arity, flags, first, last, step, acl, group, since */
+#define C(n, fn, ar, fl, f, l, s, acl, grp, since) {n, fn, ar, fl, f, l, s, acl, grp, since, NULL, NULL, NULL, 0, NULL}
+#define CS(n, fn, ar, fl, f, l, s, acl, grp, since, subs) {n, fn, ar, fl, f, l, s, acl, grp, since, NULL, NULL, subs, 0, NULL}
+#define END {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, 0, NULL}
+
+static struct cmd client_subs[] = {
+    C("client|id", client_command, 2, NS | LD | ST, 0, 0, 0, A_S | A_CONN, "connection", "5.0.0"),
+    C("client|setname", client_command, 3, NS | LD | ST, 0, 0, 0, A_S | A_CONN, "connection", "2.6.9"),
+    C("client|getname", client_command, 2, NS | LD | ST, 0, 0, 0, A_S | A_CONN, "connection", "2.6.9"),
+    C("client|list", client_command, -2, ADM | NS | LD | ST, 0, 0, 0, A_ADM | A_S | A_DNG | A_CONN, "connection", "2.4.0"),
+    C("client|info", client_command, 2, NS | LD | ST, 0, 0, 0, A_S | A_CONN, "connection", "6.2.0"),
+    C("client|kill", client_command, -3, ADM | NS | LD | ST, 0, 0, 0, A_ADM | A_S | A_DNG | A_CONN, "connection", "2.4.0"),
+    C("client|setinfo", client_command, 4, NS | LD | ST, 0, 0, 0, A_S | A_CONN, "connection", "7.2.0"),
+    C("client|no-evict", client_command, 3, ADM | NS | LD | ST, 0, 0, 0, A_ADM | A_S | A_DNG | A_CONN, "connection", "7.0.0"),
+    C("client|no-touch", client_command, 3, NS | LD | ST, 0, 0, 0, A_S | A_CONN, "connection", "7.2.0"),
+    C("client|reply", client_command, 3, NS | LD | ST, 0, 0, 0, A_S | A_CONN, "connection", "3.2.0"),
+    C("client|help", client_command, 2, LD | ST, 0, 0, 0, A_S | A_CONN, "connection", "5.0.0"),
+    END,
+};
+
+static struct cmd config_subs[] = {
+    C("config|get", config_command, -3, ADM | NS | LD | ST, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "2.0.0"),
+    C("config|set", config_command, -4, ADM | NS | LD | ST, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "2.0.0"),
+    C("config|resetstat", config_command, 2, ADM | NS | LD | ST, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "2.0.0"),
+    C("config|help", config_command, 2, LD | ST, 0, 0, 0, A_S, "server", "5.0.0"),
+    END,
+};
+
+static struct cmd command_subs[] = {
+    C("command|count", command_command, 2, LD | ST, 0, 0, 0, A_S | A_CONN, "server", "2.8.13"),
+    C("command|info", command_command, -2, LD | ST, 0, 0, 0, A_S | A_CONN, "server", "2.8.13"),
+    C("command|docs", command_command, -2, LD | ST, 0, 0, 0, A_S | A_CONN, "server", "7.0.0"),
+    C("command|list", command_command, -2, LD | ST, 0, 0, 0, A_S | A_CONN, "server", "7.0.0"),
+    C("command|getkeys", command_command, -4, LD | ST, 0, 0, 0, A_S | A_CONN, "server", "2.8.13"),
+    C("command|getkeysandflags", command_command, -4, LD | ST, 0, 0, 0, A_S | A_CONN, "server", "7.0.0"),
+    C("command|help", command_command, 2, LD | ST, 0, 0, 0, A_S | A_CONN, "server", "5.0.0"),
+    END,
+};
+
+static struct cmd object_subs[] = {
+    C("object|encoding", object_command, 3, R, 2, 2, 1, A_KS | A_R | A_S, "generic", "2.2.3"),
+    C("object|freq", object_command, 3, R, 2, 2, 1, A_KS | A_R | A_S, "generic", "4.0.0"),
+    C("object|idletime", object_command, 3, R, 2, 2, 1, A_KS | A_R | A_S, "generic", "2.2.3"),
+    C("object|refcount", object_command, 3, R, 2, 2, 1, A_KS | A_R | A_S, "generic", "2.2.3"),
+    C("object|help", object_command, 2, LD | ST, 0, 0, 0, A_KS | A_S, "generic", "6.2.0"),
+    END,
+};
+
+static struct cmd memory_subs[] = {
+    C("memory|usage", memory_command, -3, R, 2, 2, 1, A_R | A_S, "server", "4.0.0"),
+    C("memory|help", memory_command, 2, LD | ST, 0, 0, 0, A_S, "server", "4.0.0"),
+    END,
+};
+
+struct cmd cmd_table[] = {
+    /* strings */
+    C("get", get_command, 2, R | F, 1, 1, 1, A_R | A_STR | A_F, "string", "1.0.0"),
+    C("set", set_command, -3, W | OOM, 1, 1, 1, A_W | A_STR | A_S, "string", "1.0.0"),
+    C("getex", getex_command, -2, W | F, 1, 1, 1, A_W | A_STR | A_F, "string", "6.2.0"),
+    C("getdel", getdel_command, 2, W | F, 1, 1, 1, A_W | A_STR | A_F, "string", "6.2.0"),
+    C("getset", getset_command, 3, W | OOM | F, 1, 1, 1, A_W | A_STR | A_F, "string", "1.0.0"),
+    C("setnx", setnx_command, 3, W | OOM | F, 1, 1, 1, A_W | A_STR | A_F, "string", "1.0.0"),
+    C("setex", setex_command, 4, W | OOM, 1, 1, 1, A_W | A_STR | A_S, "string", "2.0.0"),
+    C("psetex", psetex_command, 4, W | OOM, 1, 1, 1, A_W | A_STR | A_S, "string", "2.6.0"),
+    C("mset", mset_command, -3, W | OOM, 1, -1, 2, A_W | A_STR | A_S, "string", "1.0.1"),
+    C("msetnx", msetnx_command, -3, W | OOM, 1, -1, 2, A_W | A_STR | A_S, "string", "1.0.1"),
+    C("mget", mget_command, -2, R | F, 1, -1, 1, A_R | A_STR | A_F, "string", "1.0.0"),
+    C("append", append_command, 3, W | OOM | F, 1, 1, 1, A_W | A_STR | A_F, "string", "2.0.0"),
+    C("strlen", strlen_command, 2, R | F, 1, 1, 1, A_R | A_STR | A_F, "string", "2.2.0"),
+    C("getrange", getrange_command, 4, R, 1, 1, 1, A_R | A_STR | A_S, "string", "2.4.0"),
+    C("substr", getrange_command, 4, R, 1, 1, 1, A_R | A_STR | A_S, "string", "1.0.0"),
+    C("setrange", setrange_command, 4, W | OOM, 1, 1, 1, A_W | A_STR | A_S, "string", "2.2.0"),
+    C("incr", incr_command, 2, W | OOM | F, 1, 1, 1, A_W | A_STR | A_F, "string", "1.0.0"),
+    C("decr", decr_command, 2, W | OOM | F, 1, 1, 1, A_W | A_STR | A_F, "string", "1.0.0"),
+    C("incrby", incrby_command, 3, W | OOM | F, 1, 1, 1, A_W | A_STR | A_F, "string", "1.0.0"),
+    C("decrby", decrby_command, 3, W | OOM | F, 1, 1, 1, A_W | A_STR | A_F, "string", "1.0.0"),
+    C("incrbyfloat", incrbyfloat_command, 3, W | OOM | F, 1, 1, 1, A_W | A_STR | A_F, "string", "2.6.0"),
+    C("lcs", lcs_command, -3, R, 1, 2, 1, A_R | A_STR | A_S, "string", "7.0.0"),
+    /* generic keyspace */
+    C("del", del_command, -2, W, 1, -1, 1, A_KS | A_W | A_S, "generic", "1.0.0"),
+    C("unlink", unlink_command, -2, W | F, 1, -1, 1, A_KS | A_W | A_F, "generic", "4.0.0"),
+    C("exists", exists_command, -2, R | F, 1, -1, 1, A_KS | A_R | A_F, "generic", "1.0.0"),
+    C("type", type_command, 2, R | F, 1, 1, 1, A_KS | A_R | A_F, "generic", "1.0.0"),
+    C("rename", rename_command, 3, W, 1, 2, 1, A_KS | A_W | A_S, "generic", "1.0.0"),
+    C("renamenx", renamenx_command, 3, W | F, 1, 2, 1, A_KS | A_W | A_F, "generic", "1.0.0"),
+    C("copy", copy_command, -3, W | OOM, 1, 2, 1, A_KS | A_W | A_S, "generic", "6.2.0"),
+    C("move", move_command, 3, W | F, 1, 1, 1, A_KS | A_W | A_F, "generic", "1.0.0"),
+    C("keys", keys_command, 2, R | ALL, 0, 0, 0, A_KS | A_R | A_S | A_DNG, "generic", "1.0.0"),
+    C("scan", scan_command, -2, R | SELF, 0, 0, 0, A_KS | A_R | A_S, "generic", "2.8.0"),
+    C("randomkey", randomkey_command, 1, R | SELF, 0, 0, 0, A_KS | A_R | A_S, "generic", "1.0.0"),
+    C("dbsize", dbsize_command, 1, R | F | ALL, 0, 0, 0, A_KS | A_R | A_F, "server", "1.0.0"),
+    C("flushdb", flushdb_command, -1, W | ALL, 0, 0, 0, A_KS | A_W | A_S | A_DNG, "server", "1.0.0"),
+    C("flushall", flushall_command, -1, W | ALL, 0, 0, 0, A_KS | A_W | A_S | A_DNG, "server", "1.0.0"),
+    C("expire", expire_command, -3, W | F, 1, 1, 1, A_KS | A_W | A_F, "generic", "1.0.0"),
+    C("pexpire", pexpire_command, -3, W | F, 1, 1, 1, A_KS | A_W | A_F, "generic", "2.6.0"),
+    C("expireat", expireat_command, -3, W | F, 1, 1, 1, A_KS | A_W | A_F, "generic", "1.2.0"),
+    C("pexpireat", pexpireat_command, -3, W | F, 1, 1, 1, A_KS | A_W | A_F, "generic", "2.6.0"),
+    C("ttl", ttl_command, 2, R | F, 1, 1, 1, A_KS | A_R | A_F, "generic", "1.0.0"),
+    C("pttl", pttl_command, 2, R | F, 1, 1, 1, A_KS | A_R | A_F, "generic", "2.6.0"),
+    C("expiretime", expiretime_command, 2, R | F, 1, 1, 1, A_KS | A_R | A_F, "generic", "7.0.0"),
+    C("pexpiretime", pexpiretime_command, 2, R | F, 1, 1, 1, A_KS | A_R | A_F, "generic", "7.0.0"),
+    C("persist", persist_command, 2, W | F, 1, 1, 1, A_KS | A_W | A_F, "generic", "2.2.0"),
+    C("touch", touch_command, -2, R | F, 1, -1, 1, A_KS | A_R | A_F, "generic", "3.2.1"),
+    CS("object", NULL, -2, 0, 0, 0, 0, A_S, "generic", "2.2.3", object_subs),
+    CS("memory", NULL, -2, 0, 0, 0, 0, A_S, "server", "4.0.0", memory_subs),
+    C("select", select_command, 2, LD | ST | F, 0, 0, 0, A_CONN | A_F, "connection", "1.0.0"),
+    C("swapdb", swapdb_command, 3, W | F | ALL, 0, 0, 0, A_KS | A_W | A_F | A_DNG, "server", "4.0.0"),
+    /* connection */
+    C("ping", ping_command, -1, F, 0, 0, 0, A_F | A_CONN, "connection", "1.0.0"),
+    C("echo", echo_command, 2, F | LD | ST, 0, 0, 0, A_F | A_CONN, "connection", "1.0.0"),
+    C("quit", quit_command, -1, NA | LD | ST | F | NS | CMD_ALLOW_BUSY, 0, 0, 0, A_F | A_CONN, "connection", "1.0.0"),
+    C("reset", reset_command, 1, NA | LD | ST | F | NS | CMD_ALLOW_BUSY, 0, 0, 0, A_F | A_CONN, "connection", "6.2.0"),
+    C("hello", hello_command, -1, NA | LD | ST | F | NS | CMD_ALLOW_BUSY, 0, 0, 0, A_F | A_CONN, "connection", "6.0.0"),
+    C("auth", auth_command, -2, NA | LD | ST | F | NS | CMD_ALLOW_BUSY, 0, 0, 0, A_F | A_CONN, "connection", "1.0.0"),
+    CS("client", NULL, -2, 0, 0, 0, 0, A_S, "connection", "2.4.0", client_subs),
+    /* server */
+    C("info", info_command, -1, LD | ST, 0, 0, 0, A_S | A_DNG, "server", "1.0.0"),
+    CS("config", NULL, -2, 0, 0, 0, 0, A_S, "server", "2.0.0", config_subs),
+    CS("command", command_command, -1, LD | ST, 0, 0, 0, A_S | A_CONN, "server", "2.8.13", command_subs),
+    C("time", time_command, 1, LD | ST | F, 0, 0, 0, A_F, "server", "2.6.0"),
+    C("lastsave", lastsave_command, 1, LD | ST | F, 0, 0, 0, A_F | A_DNG, "server", "1.0.0"),
+    C("debug", debug_command, -2, ADM | NS | LD | ST, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "1.0.0"),
+    C("shutdown", shutdown_command, -1, ADM | NS | LD | ST | CMD_NO_MULTI | CMD_ALLOW_BUSY, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "1.0.0"),
+    END,
+};
+
+/* ------------------------------------------------------------ lookup --- */
+#define LOOKUP_SIZE 1024
+static const struct cmd *lookup_tab[LOOKUP_SIZE];
+static size_t lookup_len[LOOKUP_SIZE];
+static int ncmds;
+
+static unsigned name_hash(const char *s, size_t n)
+{
+    unsigned h = 2166136261u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)(s[i] | 0x20)) * 16777619u;
+    return h;
+}
+
+void cmd_init(void)
+{
+    int id = 0;
+    for (struct cmd *c = cmd_table; c->name; c++) {
+        unsigned h = name_hash(c->name, strlen(c->name)) & (LOOKUP_SIZE - 1);
+        while (lookup_tab[h])
+            h = (h + 1) & (LOOKUP_SIZE - 1);
+        lookup_tab[h] = c;
+        lookup_len[h] = strlen(c->name);
+        c->id = id++;
+        for (struct cmd *s = c->subs; s && s->name; s++)
+            s->id = id++;
+    }
+    ncmds = id;
+}
+
+int cmd_count(void)
+{
+    return ncmds;
+}
+
+/* Command names are ASCII letters, digits, '-' and '_': folding with
+ * | 0x20 maps upper to lower case and leaves those alone, so a lowered copy
+ * of the name compares with memcmp. */
+const struct cmd *cmd_lookup(const char *name, size_t len)
+{
+    char low[32];
+    unsigned h = 2166136261u;
+    if (len > sizeof(low))
+        return NULL;
+    for (size_t i = 0; i < len; i++) {
+        low[i] = (char)(name[i] | 0x20);
+        h = (h ^ (unsigned char)low[i]) * 16777619u;
+    }
+    h &= LOOKUP_SIZE - 1;
+    while (lookup_tab[h]) {
+        const struct cmd *c = lookup_tab[h];
+        if (lookup_len[h] == len && memcmp(c->name, low, len) == 0)
+            return c;
+        h = (h + 1) & (LOOKUP_SIZE - 1);
+    }
+    return NULL;
+}
+
+const struct cmd *cmd_lookup_sub(const struct cmd *parent, const char *name, size_t len)
+{
+    size_t pl = strlen(parent->name);
+    for (const struct cmd *s = parent->subs; s && s->name; s++) {
+        if (str_eq_nocase(name, len, s->name + pl + 1))
+            return s;
+    }
+    return NULL;
+}
+
+int getkeys_none(struct client *c, int *idx, int max)
+{
+    (void)c;
+    (void)idx;
+    (void)max;
+    return 0;
+}
+
+int cmd_keys(const struct cmd *cmd, struct client *c, int *idx, int max)
+{
+    int n = 0, last;
+    if (cmd->getkeys)
+        return cmd->getkeys(c, idx, max);
+    if (cmd->first == 0)
+        return 0;
+    last = cmd->last < 0 ? c->argc + cmd->last : cmd->last;
+    for (int i = cmd->first; i <= last && i < c->argc && n < max; i += cmd->step)
+        idx[n++] = i;
+    return n;
+}
+
+/* ---------------------------------------------------------- argument --- */
+int arg_ll(struct client *c, int i, long long *v)
+{
+    if (!str_to_ll(c->argv[i], c->argvlen[i], v)) {
+        reply_error(&c->out, ERR_NOT_INT);
+        return -1;
+    }
+    return 0;
+}
+
+int arg_ll_range(struct client *c, int i, long long min, long long max, long long *v, const char *errmsg)
+{
+    if (!str_to_ll(c->argv[i], c->argvlen[i], v) || *v < min || *v > max) {
+        reply_error(&c->out, errmsg ? errmsg : ERR_NOT_INT);
+        return -1;
+    }
+    return 0;
+}
+
+int arg_d(struct client *c, int i, double *v)
+{
+    if (!str_to_d(c->argv[i], c->argvlen[i], v)) {
+        reply_error(&c->out, ERR_NOT_FLOAT);
+        return -1;
+    }
+    return 0;
+}
+
+int arg_ld(struct client *c, int i, long double *v)
+{
+    if (!str_to_ld(c->argv[i], c->argvlen[i], v)) {
+        reply_error(&c->out, ERR_NOT_FLOAT);
+        return -1;
+    }
+    return 0;
+}
+
+void reply_arity_error(struct client *c)
+{
+    reply_errorf(&c->out, "ERR wrong number of arguments for '%s' command", c->cmd->name);
+}
+
+void reply_unknown_subcommand(struct client *c)
+{
+    char up[64];
+    size_t n = 0;
+    const char *p = c->argv[0];
+    for (; n < c->argvlen[0] && n < sizeof(up) - 1; n++)
+        up[n] = (char)((p[n] >= 'a' && p[n] <= 'z') ? p[n] - 32 : p[n]);
+    up[n] = 0;
+    reply_errorf(&c->out, "ERR unknown subcommand '%.*s'. Try %s HELP.", c->argc > 1 ? (int)(c->argvlen[1] > 128 ? 128 : c->argvlen[1]) : 0,
+                 c->argc > 1 ? c->argv[1] : "", up);
+}
+
+static void unknown_command(struct client *c)
+{
+    char args[256];
+    size_t n = 0;
+    args[0] = 0;
+    for (int i = 1; i < c->argc && n < 128; i++) {
+        int room = 128 - (int)n;
+        int w = snprintf(args + n, sizeof(args) - n, "'%.*s' ", (int)(c->argvlen[i] < (size_t)room ? c->argvlen[i] : (size_t)room), c->argv[i]);
+        if (w < 0)
+            break;
+        n += (size_t)w;
+        if (n >= sizeof(args))
+            n = sizeof(args) - 1;
+    }
+    reply_errorf(&c->out, "ERR unknown command '%.*s', with args beginning with: %s", (int)(c->argvlen[0] > 128 ? 128 : c->argvlen[0]), c->argv[0], args);
+}
+
+/* ---------------------------------------------------------- dispatch --- */
+#define MAX_STACK_KEYS 64
+
+void cmd_execute(struct client *c)
+{
+    const struct cmd *cmd = cmd_lookup(c->argv[0], c->argvlen[0]);
+    struct worker_stats *ws = &c->w->stats;
+    unsigned skip_set = 0;
+
+    if (c->flags & CF_REPLY_SKIP_NEXT) {
+        c->flags = (c->flags & ~CF_REPLY_SKIP_NEXT) | CF_REPLY_SKIP;
+        skip_set = 1;
+    }
+    c->out.muted = (c->flags & (CF_REPLY_OFF | CF_REPLY_SKIP)) != 0;
+    ws->commands++;
+
+    if (!cmd) {
+        unknown_command(c);
+        ws->errors++;
+        goto done;
+    }
+    if (cmd->subs) {
+        if (c->argc < 2) {
+            c->cmd = cmd;
+            if (cmd->fn) {
+                goto run;
+            }
+            reply_arity_error(c);
+            goto done;
+        }
+        const struct cmd *sub = cmd_lookup_sub(cmd, c->argv[1], c->argvlen[1]);
+        if (!sub) {
+            reply_unknown_subcommand(c);
+            ws->errors++;
+            goto done;
+        }
+        cmd = sub;
+    }
+run:
+    c->cmd = cmd;
+    if ((cmd->arity > 0 && c->argc != cmd->arity) || (cmd->arity < 0 && c->argc < -cmd->arity)) {
+        reply_arity_error(c);
+        ws->errors++;
+        ws->cmd_rejected[cmd->id]++;
+        goto done;
+    }
+    if (!c->authenticated && !(cmd->flags & CMD_NO_AUTH)) {
+        reply_error(&c->out, ERR_NOAUTH);
+        ws->errors++;
+        ws->cmd_rejected[cmd->id]++;
+        goto done;
+    }
+    {
+        /* One clock read per command: the previous command's end time is
+         * this one's start (process_input refreshes it per read batch). */
+        long long t0 = c->w->now_us;
+        size_t before = c->out.len;
+        db_cmd_time_ms = t0 / 1000;
+        db_notouch = (c->flags & CF_NO_TOUCH) && strcmp(cmd->name, "touch") != 0;
+        if (cmd->flags & CMD_ALL_LOCKS) {
+            db_lock_all();
+            cmd->fn(c);
+            db_unlock_all();
+        } else if (cmd->flags & CMD_SELF_LOCKING) {
+            cmd->fn(c);
+        } else {
+            int idx[MAX_STACK_KEYS], *kidx = idx, nk;
+            unsigned slots[MAX_STACK_KEYS], *sl = slots;
+            int maxk = c->argc;
+            if (maxk > MAX_STACK_KEYS) {
+                kidx = hk_malloc(sizeof(int) * (size_t)maxk);
+                sl = hk_malloc(sizeof(unsigned) * (size_t)maxk);
+            }
+            nk = cmd_keys(cmd, c, kidx, maxk);
+            for (int i = 0; i < nk; i++) {
+                unsigned s = key_slot(c->argv[kidx[i]], c->argvlen[kidx[i]]);
+                c->kslot[kidx[i]] = s;
+                sl[i] = s;
+            }
+            if (nk == 1) {
+                spin_lock(&ks.locks[sl[0]]);
+                cmd->fn(c);
+                spin_unlock(&ks.locks[sl[0]]);
+            } else if (nk > 1) {
+                db_lock_slots(sl, nk);
+                cmd->fn(c);
+                db_unlock_slots(sl, nk);
+            } else {
+                cmd->fn(c);
+            }
+            if (kidx != idx) {
+                hk_free(kidx);
+                hk_free(sl);
+            }
+        }
+        db_cmd_time_ms = 0;
+        long long t1 = time_us();
+        c->w->now_us = t1;
+        ws->cmd_calls[cmd->id]++;
+        ws->cmd_usec[cmd->id] += (unsigned long long)(t1 > t0 ? t1 - t0 : 0);
+        if (c->out.len > before && c->out.buf[before] == '-') {
+            ws->errors++;
+            ws->cmd_failed[cmd->id]++;
+        }
+        c->last_cmd = cmd;
+    }
+done:
+    if (skip_set)
+        c->flags &= ~CF_REPLY_SKIP;
+    c->out.muted = 0;
+}

@@ -1,0 +1,33 @@
+/* commands.h - handler prototypes, one block per source file. */
+#ifndef HK_COMMANDS_H
+#define HK_COMMANDS_H
+
+#include "../server.h"
+
+/* t_string.c */
+cmd_fn set_command, get_command, getex_command, getdel_command, getset_command, setnx_command, setex_command,
+    psetex_command, mset_command, msetnx_command, mget_command, append_command, strlen_command, getrange_command,
+    setrange_command, incr_command, decr_command, incrby_command, decrby_command, incrbyfloat_command, lcs_command;
+
+/* keys.c */
+cmd_fn del_command, unlink_command, exists_command, type_command, rename_command, renamenx_command, copy_command,
+    move_command, keys_command, scan_command, randomkey_command, dbsize_command, flushdb_command, flushall_command,
+    expire_command, pexpire_command, expireat_command, pexpireat_command, ttl_command, pttl_command,
+    expiretime_command, pexpiretime_command, persist_command, touch_command, object_command, memory_command,
+    select_command, swapdb_command;
+
+/* conn.c */
+cmd_fn ping_command, echo_command, quit_command, reset_command, hello_command, auth_command, client_command;
+
+/* admin.c */
+cmd_fn info_command, config_command, time_command, lastsave_command, debug_command, shutdown_command,
+    command_command;
+
+/* Helpers shared between files. */
+int getkeys_none(struct client *c, int *idx, int max);
+/* Parse EX/PX/EXAT/PXAT argument at argv[i+1] into an absolute ms time;
+ * replies and returns -1 on error. unit_ms: 1000 for EX/EXAT. */
+int parse_expire_arg(struct client *c, int i, long long unit_ms, int absolute, long long *when, const char *cmdname);
+void reply_entry_string(struct client *c, struct entry *e);
+
+#endif

@@ -1,0 +1,529 @@
+/* conn.c - connection commands: PING ECHO QUIT RESET HELLO AUTH CLIENT.
+ *
+ * CLIENT LIST/KILL reach clients on every worker through
+ * worker_broadcast(): each worker formats or flags its own clients, so no
+ * thread ever reads another thread's client struct.  A killed client is
+ * only flagged CF_CLOSE_ASAP and queued for write; its worker closes it
+ * after the current event batch, never in the middle of one. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/mem.h"
+#include "../base/util.h"
+#include "commands.h"
+
+void ping_command(struct client *c)
+{
+    if (c->argc > 2) {
+        reply_arity_error(c);
+        return;
+    }
+    if (c->argc == 2)
+        reply_bulk(&c->out, c->argv[1], c->argvlen[1]);
+    else
+        reply_status(&c->out, "PONG");
+}
+
+void echo_command(struct client *c)
+{
+    reply_bulk(&c->out, c->argv[1], c->argvlen[1]);
+}
+
+void quit_command(struct client *c)
+{
+    reply_ok(&c->out);
+    c->flags |= CF_CLOSE_AFTER_REPLY;
+}
+
+static int check_password(const char *user, size_t ulen, const char *pass, size_t plen)
+{
+    if (ulen != 7 || memcmp(user, "default", 7) != 0)
+        return 0;
+    if (!cfg.requirepass)
+        return 1;
+    return strlen(cfg.requirepass) == plen && memcmp(cfg.requirepass, pass, plen) == 0;
+}
+
+static void set_authenticated(struct client *c, int yes)
+{
+    c->authenticated = yes;
+    c->parser.authenticated = yes;
+}
+
+void auth_command(struct client *c)
+{
+    const char *user = "default", *pass;
+    size_t ulen = 7, plen;
+    if (c->argc > 3) {
+        reply_error(&c->out, ERR_SYNTAX);
+        return;
+    }
+    if (c->argc == 2 && !cfg.requirepass) {
+        reply_error(&c->out, "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?");
+        return;
+    }
+    if (c->argc == 3) {
+        user = c->argv[1];
+        ulen = c->argvlen[1];
+    }
+    pass = c->argv[c->argc - 1];
+    plen = c->argvlen[c->argc - 1];
+    if (!check_password(user, ulen, pass, plen)) {
+        reply_error(&c->out, "WRONGPASS invalid username-password pair or user is disabled.");
+        return;
+    }
+    set_authenticated(c, 1);
+    reply_ok(&c->out);
+}
+
+static int valid_name(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] < '!' || s[i] > '~')
+            return 0;
+    return 1;
+}
+
+static void set_name(struct client *c, const char *s, size_t n)
+{
+    hk_free(c->name);
+    c->name = NULL;
+    if (n) {
+        c->name = hk_malloc(n + 1);
+        memcpy(c->name, s, n);
+        c->name[n] = 0;
+    }
+}
+
+void hello_command(struct client *c)
+{
+    long long ver = 0;
+    int next = 1;
+    if (c->argc >= 2) {
+        if (!str_to_ll(c->argv[1], c->argvlen[1], &ver)) {
+            reply_error(&c->out, "ERR Protocol version is not an integer or out of range");
+            return;
+        }
+        next = 2;
+        if (ver < 2 || ver > 3) {
+            reply_error(&c->out, "NOPROTO unsupported protocol version");
+            return;
+        }
+    }
+    const char *name = NULL;
+    size_t nlen = 0;
+    for (int j = next; j < c->argc; j++) {
+        int more = c->argc - j - 1;
+        if (arg_is(c, j, "auth") && more >= 2) {
+            if (!check_password(c->argv[j + 1], c->argvlen[j + 1], c->argv[j + 2], c->argvlen[j + 2])) {
+                reply_error(&c->out, "WRONGPASS invalid username-password pair or user is disabled.");
+                return;
+            }
+            set_authenticated(c, 1);
+            j += 2;
+        } else if (arg_is(c, j, "setname") && more >= 1) {
+            name = c->argv[j + 1];
+            nlen = c->argvlen[j + 1];
+            if (!valid_name(name, nlen)) {
+                reply_error(&c->out, "ERR Client names cannot contain spaces, newlines or special characters.");
+                return;
+            }
+            j++;
+        } else {
+            reply_errorf(&c->out, "ERR Syntax error in HELLO option '%.*s'", (int)c->argvlen[j], c->argv[j]);
+            return;
+        }
+    }
+    if (!c->authenticated) {
+        reply_error(&c->out, "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time");
+        return;
+    }
+    if (name)
+        set_name(c, name, nlen);
+    if (ver)
+        c->out.resp = (int)ver;
+    reply_map(&c->out, 7);
+    reply_bulk_cstr(&c->out, "server");
+    reply_bulk_cstr(&c->out, "redis");
+    reply_bulk_cstr(&c->out, "version");
+    reply_bulk_cstr(&c->out, REDIS_COMPAT_VERSION);
+    reply_bulk_cstr(&c->out, "proto");
+    reply_int(&c->out, c->out.resp);
+    reply_bulk_cstr(&c->out, "id");
+    reply_int(&c->out, (long long)c->id);
+    reply_bulk_cstr(&c->out, "mode");
+    reply_bulk_cstr(&c->out, "standalone");
+    reply_bulk_cstr(&c->out, "role");
+    reply_bulk_cstr(&c->out, "master");
+    reply_bulk_cstr(&c->out, "modules");
+    reply_array(&c->out, 0);
+}
+
+void reset_command(struct client *c)
+{
+    c->db = 0;
+    c->out.resp = 2;
+    c->flags &= ~(CF_REPLY_OFF | CF_REPLY_SKIP | CF_REPLY_SKIP_NEXT | CF_NO_EVICT | CF_NO_TOUCH);
+    c->out.muted = 0;
+    set_name(c, NULL, 0);
+    set_authenticated(c, cfg.requirepass == NULL);
+    reply_status(&c->out, "RESET");
+}
+
+/* ------------------------------------------------------------ CLIENT --- */
+static void client_flags_str(const struct client *c, char *out)
+{
+    char *p = out;
+    if (c->flags & (CF_CLOSE_AFTER_REPLY))
+        *p++ = 'c';
+    if (c->flags & CF_CLOSE_ASAP)
+        *p++ = 'A';
+    if (c->flags & CF_NO_EVICT)
+        *p++ = 'e';
+    if (c->flags & CF_NO_TOUCH)
+        *p++ = 'T';
+    if (p == out)
+        *p++ = 'N';
+    *p = 0;
+}
+
+static size_t client_line(struct client *c, char *buf, size_t cap, const struct client *self)
+{
+    char fl[16];
+    long long now = time_ms();
+    const char *cmd = c == self ? c->cmd->name : (c->last_cmd ? c->last_cmd->name : "NULL");
+    client_flags_str(c, fl);
+    int n = snprintf(buf, cap,
+                     "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=0 psub=0 ssub=0 multi=-1 "
+                     "qbuf=%zu qbuf-free=%zu argv-mem=%zu multi-mem=0 rbs=%zu rbp=%zu obl=%zu oll=0 omem=%zu tot-mem=%zu "
+                     "events=r%s cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
+                     (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "", (now - c->ctime_ms) / 1000,
+                     (now - c->last_ms) / 1000, fl, c->db, c->qlen - c->qpos, c->qcap - c->qlen, (size_t)0, c->qcap,
+                     c->qbuf_peak, c->out.len - c->sent, c->out.len > 16384 ? c->out.cap : (size_t)0,
+                     c->qcap + c->out.cap + sizeof(*c), (c->flags & CF_WANT_WRITE) ? "w" : "", cmd, c->out.resp,
+                     c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
+    return n < 0 ? 0 : ((size_t)n >= cap ? cap - 1 : (size_t)n);
+}
+
+struct list_req {
+    pthread_mutex_t lock;
+    char *buf;
+    size_t len, cap;
+    const struct client *self;
+    int type_normal_only; /* TYPE filter: 1 normal, 2 excludes all */
+    unsigned long long *ids;
+    int nids;
+};
+
+static void list_one(struct worker *w, void *arg)
+{
+    struct list_req *r = arg;
+    char line[1024];
+    for (struct client *c = w->clients; c; c = c->next) {
+        if (r->type_normal_only == 2)
+            break;
+        if (r->nids) {
+            int hit = 0;
+            for (int i = 0; i < r->nids; i++)
+                hit |= r->ids[i] == c->id;
+            if (!hit)
+                continue;
+        }
+        size_t n = client_line(c, line, sizeof(line), r->self);
+        pthread_mutex_lock(&r->lock);
+        if (r->len + n > r->cap) {
+            while (r->len + n > r->cap)
+                r->cap = r->cap ? r->cap * 2 : 4096;
+            r->buf = hk_realloc(r->buf, r->cap);
+        }
+        memcpy(r->buf + r->len, line, n);
+        r->len += n;
+        pthread_mutex_unlock(&r->lock);
+    }
+}
+
+struct kill_req {
+    const struct client *self;
+    int skipme;
+    unsigned long long id;
+    int has_id;
+    const char *addr, *laddr;
+    size_t addrlen, laddrlen;
+    int type; /* -1 any, 0 normal, 1 none-match (master/replica/pubsub) */
+    const char *user;
+    size_t userlen;
+    long long maxage;
+    atomic_int killed;
+};
+
+static void kill_one(struct worker *w, void *arg)
+{
+    struct kill_req *r = arg;
+    long long now = time_ms();
+    for (struct client *c = w->clients; c; c = c->next) {
+        if (r->skipme && c == r->self)
+            continue;
+        if (r->has_id && c->id != r->id)
+            continue;
+        if (r->addr && !(strlen(c->addr) == r->addrlen && memcmp(c->addr, r->addr, r->addrlen) == 0))
+            continue;
+        if (r->laddr && !(strlen(c->laddr) == r->laddrlen && memcmp(c->laddr, r->laddr, r->laddrlen) == 0))
+            continue;
+        if (r->type == 1)
+            continue;
+        if (r->user && !(r->userlen == 7 && memcmp(r->user, "default", 7) == 0))
+            continue;
+        if (r->maxage > 0 && (now - c->ctime_ms) / 1000 < r->maxage)
+            continue;
+        if (c->flags & CF_CLOSE_ASAP)
+            continue;
+        c->flags |= CF_CLOSE_ASAP;
+        c->sent = c->out.len;
+        if (!(c->flags & CF_PENDING_WRITE)) {
+            c->flags |= CF_PENDING_WRITE;
+            c->pw_next = w->pending_write;
+            w->pending_write = c;
+        }
+        atomic_fetch_add(&r->killed, 1);
+    }
+}
+
+static int parse_client_type(struct client *c, int i, int *type)
+{
+    if (arg_is(c, i, "normal"))
+        *type = 0;
+    else if (arg_is(c, i, "master") || arg_is(c, i, "replica") || arg_is(c, i, "slave") || arg_is(c, i, "pubsub"))
+        *type = 1;
+    else {
+        reply_errorf(&c->out, "ERR Unknown client type '%.*s'", (int)c->argvlen[i], c->argv[i]);
+        return -1;
+    }
+    return 0;
+}
+
+static void client_kill(struct client *c)
+{
+    struct kill_req r;
+    memset(&r, 0, sizeof(r));
+    r.self = c;
+    r.type = -1;
+    atomic_init(&r.killed, 0);
+    if (c->argc == 3) {
+        /* Old form: CLIENT KILL addr:port */
+        r.addr = c->argv[2];
+        r.addrlen = c->argvlen[2];
+        worker_broadcast(kill_one, &r);
+        if (atomic_load(&r.killed) == 0)
+            reply_error(&c->out, "ERR No such client");
+        else
+            reply_ok(&c->out);
+        return;
+    }
+    r.skipme = 1;
+    for (int j = 2; j < c->argc; j += 2) {
+        if (j + 1 >= c->argc) {
+            reply_error(&c->out, ERR_SYNTAX);
+            return;
+        }
+        if (arg_is(c, j, "id")) {
+            long long v;
+            if (!str_to_ll(c->argv[j + 1], c->argvlen[j + 1], &v) || v <= 0) {
+                reply_error(&c->out, "ERR client-id should be greater than 0");
+                return;
+            }
+            r.id = (unsigned long long)v;
+            r.has_id = 1;
+        } else if (arg_is(c, j, "type")) {
+            if (parse_client_type(c, j + 1, &r.type) < 0)
+                return;
+        } else if (arg_is(c, j, "addr")) {
+            r.addr = c->argv[j + 1];
+            r.addrlen = c->argvlen[j + 1];
+        } else if (arg_is(c, j, "laddr")) {
+            r.laddr = c->argv[j + 1];
+            r.laddrlen = c->argvlen[j + 1];
+        } else if (arg_is(c, j, "user")) {
+            r.user = c->argv[j + 1];
+            r.userlen = c->argvlen[j + 1];
+        } else if (arg_is(c, j, "skipme")) {
+            if (arg_is(c, j + 1, "yes"))
+                r.skipme = 1;
+            else if (arg_is(c, j + 1, "no"))
+                r.skipme = 0;
+            else {
+                reply_error(&c->out, ERR_SYNTAX);
+                return;
+            }
+        } else if (arg_is(c, j, "maxage")) {
+            if (arg_ll(c, j + 1, &r.maxage) < 0)
+                return;
+        } else {
+            reply_error(&c->out, ERR_SYNTAX);
+            return;
+        }
+    }
+    worker_broadcast(kill_one, &r);
+    /* Killing ourselves: the reply goes out first, then the connection. */
+    if (c->flags & CF_CLOSE_ASAP) {
+        c->flags = (c->flags & ~CF_CLOSE_ASAP) | CF_CLOSE_AFTER_REPLY;
+    }
+    reply_int(&c->out, atomic_load(&r.killed));
+}
+
+static void client_list(struct client *c)
+{
+    struct list_req r;
+    memset(&r, 0, sizeof(r));
+    pthread_mutex_init(&r.lock, NULL);
+    r.self = c;
+    if (c->argc > 2) {
+        if (c->argc == 4 && arg_is(c, 2, "type")) {
+            int type;
+            if (parse_client_type(c, 3, &type) < 0)
+                return;
+            r.type_normal_only = type == 0 ? 1 : 2;
+        } else if (c->argc >= 4 && arg_is(c, 2, "id")) {
+            r.nids = c->argc - 3;
+            r.ids = hk_malloc(sizeof(*r.ids) * (size_t)r.nids);
+            for (int j = 3; j < c->argc; j++) {
+                long long v;
+                if (!str_to_ll(c->argv[j], c->argvlen[j], &v) || v <= 0) {
+                    reply_error(&c->out, "ERR Invalid client ID");
+                    hk_free(r.ids);
+                    return;
+                }
+                r.ids[j - 3] = (unsigned long long)v;
+            }
+        } else {
+            reply_error(&c->out, ERR_SYNTAX);
+            return;
+        }
+    }
+    worker_broadcast(list_one, &r);
+    reply_verbatim(&c->out, r.buf ? r.buf : "", r.len, "txt");
+    hk_free(r.buf);
+    hk_free(r.ids);
+    pthread_mutex_destroy(&r.lock);
+}
+
+static int on_off(struct client *c, int i, int *v)
+{
+    if (arg_is(c, i, "on"))
+        *v = 1;
+    else if (arg_is(c, i, "off"))
+        *v = 0;
+    else {
+        reply_error(&c->out, ERR_SYNTAX);
+        return -1;
+    }
+    return 0;
+}
+
+void client_command(struct client *c)
+{
+    const char *sub = c->cmd->name + 7; /* after "client|" */
+    if (!strcmp(sub, "id")) {
+        reply_int(&c->out, (long long)c->id);
+    } else if (!strcmp(sub, "setname")) {
+        if (!valid_name(c->argv[2], c->argvlen[2])) {
+            reply_error(&c->out, "ERR Client names cannot contain spaces, newlines or special characters.");
+            return;
+        }
+        set_name(c, c->argv[2], c->argvlen[2]);
+        reply_ok(&c->out);
+    } else if (!strcmp(sub, "getname")) {
+        if (c->name)
+            reply_bulk_cstr(&c->out, c->name);
+        else
+            reply_null(&c->out);
+    } else if (!strcmp(sub, "list")) {
+        client_list(c);
+    } else if (!strcmp(sub, "info")) {
+        char line[1024];
+        size_t n = client_line(c, line, sizeof(line), c);
+        reply_verbatim(&c->out, line, n, "txt");
+    } else if (!strcmp(sub, "kill")) {
+        client_kill(c);
+    } else if (!strcmp(sub, "setinfo")) {
+        char **slot;
+        const char *what;
+        if (arg_is(c, 2, "lib-name")) {
+            slot = &c->lib_name;
+            what = "lib-name";
+        } else if (arg_is(c, 2, "lib-ver")) {
+            slot = &c->lib_ver;
+            what = "lib-ver";
+        } else {
+            reply_errorf(&c->out, "ERR Unrecognized option '%.*s'", (int)c->argvlen[2], c->argv[2]);
+            return;
+        }
+        if (!valid_name(c->argv[3], c->argvlen[3])) {
+            reply_errorf(&c->out, "ERR %s cannot contain spaces, newlines or special characters.", what);
+            return;
+        }
+        hk_free(*slot);
+        *slot = NULL;
+        if (c->argvlen[3]) {
+            *slot = hk_malloc(c->argvlen[3] + 1);
+            memcpy(*slot, c->argv[3], c->argvlen[3]);
+            (*slot)[c->argvlen[3]] = 0;
+        }
+        reply_ok(&c->out);
+    } else if (!strcmp(sub, "no-evict") || !strcmp(sub, "no-touch")) {
+        int v;
+        unsigned f = sub[3] == 'e' ? CF_NO_EVICT : CF_NO_TOUCH;
+        if (on_off(c, 2, &v) < 0)
+            return;
+        if (v)
+            c->flags |= f;
+        else
+            c->flags &= ~f;
+        reply_ok(&c->out);
+    } else if (!strcmp(sub, "reply")) {
+        if (arg_is(c, 2, "on")) {
+            c->flags &= ~(CF_REPLY_OFF | CF_REPLY_SKIP | CF_REPLY_SKIP_NEXT);
+            c->out.muted = 0;
+            reply_ok(&c->out);
+        } else if (arg_is(c, 2, "off")) {
+            c->flags |= CF_REPLY_OFF;
+        } else if (arg_is(c, 2, "skip")) {
+            if (!(c->flags & CF_REPLY_OFF))
+                c->flags |= CF_REPLY_SKIP_NEXT;
+        } else {
+            reply_error(&c->out, ERR_SYNTAX);
+        }
+    } else if (!strcmp(sub, "help")) {
+        static const char *lines[] = {
+            "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "GETNAME",
+            "    Return the name of the current connection.",
+            "ID",
+            "    Return the ID of the current connection.",
+            "INFO",
+            "    Return information about the current client connection.",
+            "KILL <ip:port>",
+            "    Kill connection made from <ip:port>.",
+            "KILL <option> <value> [<option> <value> [...]]",
+            "    Kill connections. Options are: ID, TYPE, USER, ADDR, LADDR, SKIPME, MAXAGE.",
+            "LIST [options ...]",
+            "    Return information about client connections. Options: TYPE, ID.",
+            "NO-EVICT (ON|OFF)",
+            "    Protect current client connection from eviction.",
+            "NO-TOUCH (ON|OFF)",
+            "    Will not touch LRU/LFU stats when this mode is on.",
+            "REPLY (ON|OFF|SKIP)",
+            "    Control the replies sent to the current connection.",
+            "SETNAME <name>",
+            "    Assign the name <name> to the current connection.",
+            "SETINFO <option> <value>",
+            "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
+            "HELP",
+            "    Print this help.",
+        };
+        reply_array(&c->out, (long long)(sizeof(lines) / sizeof(lines[0])));
+        for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+            reply_status(&c->out, lines[i]);
+    }
+}

@@ -1,0 +1,748 @@
+/* keys.c - generic keyspace commands (DEL, EXISTS, RENAME, SCAN, EXPIRE...).
+ *
+ * Handlers run with their keys' shard locks held by the dispatcher, except
+ * the whole-keyspace ones: KEYS, DBSIZE, FLUSH*, SWAPDB hold every lock
+ * (CMD_ALL_LOCKS), while SCAN and RANDOMKEY walk the slots taking one lock
+ * at a time (CMD_SELF_LOCKING) so they never stop the other threads.
+ *
+ * SCAN's cursor is the next slot to visit: each call returns whole slots,
+ * so a key present for the whole iteration is returned exactly once,
+ * whatever resizes happen in between. */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/mem.h"
+#include "../base/util.h"
+#include "commands.h"
+
+static const char *type_name(int t)
+{
+    switch (t) {
+    case OBJ_STRING: return "string";
+    case OBJ_LIST: return "list";
+    case OBJ_SET: return "set";
+    case OBJ_ZSET: return "zset";
+    case OBJ_HASH: return "hash";
+    case OBJ_STREAM: return "stream";
+    case OBJ_VSET: return "vectorset";
+    default: return "none";
+    }
+}
+
+static void del_generic(struct client *c)
+{
+    long long n = 0;
+    for (int i = 1; i < c->argc; i++)
+        n += db_del(c->db, kslot(c, i), c->argv[i], c->argvlen[i]);
+    reply_int(&c->out, n);
+}
+
+void del_command(struct client *c)
+{
+    del_generic(c);
+}
+
+void unlink_command(struct client *c)
+{
+    del_generic(c);
+}
+
+void exists_command(struct client *c)
+{
+    long long n = 0;
+    for (int i = 1; i < c->argc; i++)
+        n += db_get(c->db, kslot(c, i), c->argv[i], c->argvlen[i], LK_NOTOUCH | LK_NOSTATS) != NULL;
+    reply_int(&c->out, n);
+}
+
+void touch_command(struct client *c)
+{
+    long long n = 0;
+    for (int i = 1; i < c->argc; i++)
+        n += db_get(c->db, kslot(c, i), c->argv[i], c->argvlen[i], LK_NOSTATS) != NULL;
+    reply_int(&c->out, n);
+}
+
+void type_command(struct client *c)
+{
+    struct entry *e = db_get(c->db, kslot(c, 1), c->argv[1], c->argvlen[1], LK_NOTOUCH | LK_NOSTATS);
+    reply_status(&c->out, e ? type_name(e->type) : "none");
+}
+
+static int same_key(struct client *c, int a, int b)
+{
+    return c->argvlen[a] == c->argvlen[b] && memcmp(c->argv[a], c->argv[b], c->argvlen[a]) == 0;
+}
+
+static void rename_generic(struct client *c, int nx)
+{
+    long idx, didx;
+    unsigned s1 = kslot(c, 1), s2 = kslot(c, 2);
+    struct entry *e = db_get_idx(c->db, s1, c->argv[1], c->argvlen[1], LK_NOSTATS | LK_NOTOUCH, &idx);
+    if (!e) {
+        reply_error(&c->out, ERR_NO_KEY);
+        return;
+    }
+    if (same_key(c, 1, 2)) {
+        if (nx)
+            reply_int(&c->out, 0);
+        else
+            reply_ok(&c->out);
+        return;
+    }
+    struct entry *d = db_get_idx(c->db, s2, c->argv[2], c->argvlen[2], LK_NOSTATS | LK_NOTOUCH, &didx);
+    if (d && nx) {
+        reply_int(&c->out, 0);
+        return;
+    }
+    struct entry *n = entry_dup(e, c->argv[2], c->argvlen[2], 1);
+    if (d)
+        db_replace(c->db, s2, didx, n);
+    else
+        db_add(c->db, s2, n);
+    /* The old entry's value now belongs to n (collection pointers are
+     * moved, not copied): free only the shell. */
+    idx = -1;
+    e = db_get_idx(c->db, s1, c->argv[1], c->argvlen[1], LK_NOSTATS | LK_NOTOUCH | LK_NOEXPIRE, &idx);
+    hk_free(db_unlink(c->db, s1, idx));
+    if (nx)
+        reply_int(&c->out, 1);
+    else
+        reply_ok(&c->out);
+}
+
+void rename_command(struct client *c)
+{
+    rename_generic(c, 0);
+}
+
+void renamenx_command(struct client *c)
+{
+    rename_generic(c, 1);
+}
+
+static int parse_db_index(struct client *c, int i, int *out)
+{
+    long long v;
+    if (arg_ll(c, i, &v) < 0)
+        return -1;
+    if (v < 0 || v >= cfg.databases) {
+        reply_error(&c->out, ERR_DB_RANGE);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+void copy_command(struct client *c)
+{
+    int dst = c->db, replace = 0;
+    long didx;
+    for (int j = 3; j < c->argc; j++) {
+        if (arg_is(c, j, "replace")) {
+            replace = 1;
+        } else if (arg_is(c, j, "db") && j + 1 < c->argc) {
+            if (parse_db_index(c, ++j, &dst) < 0)
+                return;
+        } else {
+            reply_error(&c->out, ERR_SYNTAX);
+            return;
+        }
+    }
+    if (dst == c->db && same_key(c, 1, 2)) {
+        reply_error(&c->out, "ERR source and destination objects are the same");
+        return;
+    }
+    struct entry *e = db_get(c->db, kslot(c, 1), c->argv[1], c->argvlen[1], LK_NOSTATS | LK_NOTOUCH);
+    if (!e) {
+        reply_int(&c->out, 0);
+        return;
+    }
+    struct entry *d = db_get_idx(dst, kslot(c, 2), c->argv[2], c->argvlen[2], LK_NOSTATS | LK_NOTOUCH, &didx);
+    if (d && !replace) {
+        reply_int(&c->out, 0);
+        return;
+    }
+    /* Strings are copied bytewise; collection types (issue 4) deep-copy. */
+    struct entry *n = entry_dup(e, c->argv[2], c->argvlen[2], 1);
+    if (d)
+        db_replace(dst, kslot(c, 2), didx, n);
+    else
+        db_add(dst, kslot(c, 2), n);
+    reply_int(&c->out, 1);
+}
+
+void move_command(struct client *c)
+{
+    long long v;
+    long idx;
+    unsigned s = kslot(c, 1);
+    if (arg_ll(c, 2, &v) < 0)
+        return;
+    if (v < 0 || v >= cfg.databases) {
+        reply_error(&c->out, ERR_DB_RANGE);
+        return;
+    }
+    if (v == c->db) {
+        reply_error(&c->out, "ERR source and destination objects are the same");
+        return;
+    }
+    struct entry *e = db_get_idx(c->db, s, c->argv[1], c->argvlen[1], LK_NOSTATS | LK_NOTOUCH, &idx);
+    if (!e || db_get((int)v, s, c->argv[1], c->argvlen[1], LK_NOSTATS | LK_NOTOUCH)) {
+        reply_int(&c->out, 0);
+        return;
+    }
+    db_unlink(c->db, s, idx);
+    db_add((int)v, s, e);
+    reply_int(&c->out, 1);
+}
+
+static int key_live(struct entry *e, long long now)
+{
+    return !(e->flags & E_HAS_EXPIRE) || entry_expire(e) > now;
+}
+
+void keys_command(struct client *c)
+{
+    size_t mark = reply_defer(&c->out);
+    long long n = 0, now = db_now_ms();
+    int all = c->argvlen[1] == 1 && c->argv[1][0] == '*';
+    struct db *d = ks.dbs[c->db];
+    for (unsigned s = 0; s < NSLOTS; s++) {
+        struct table *t = d->t[s];
+        if (!t)
+            continue;
+        for (uint32_t i = 0; i < t->cap; i++) {
+            if (!table_full(t, i))
+                continue;
+            struct entry *e = t->slots[i];
+            if (!key_live(e, now))
+                continue;
+            if (all || glob_match(c->argv[1], c->argvlen[1], entry_key(e), e->klen, 0)) {
+                reply_bulk(&c->out, entry_key(e), e->klen);
+                n++;
+            }
+        }
+    }
+    reply_defer_array(&c->out, mark, n);
+}
+
+void scan_command(struct client *c)
+{
+    unsigned long long cursor;
+    long long count = 10;
+    const char *pat = NULL, *type = NULL;
+    size_t plen = 0, tlen = 0;
+    char *end;
+    char cbuf[32];
+
+    if (c->argvlen[1] == 0 || c->argvlen[1] >= sizeof(cbuf)) {
+        reply_error(&c->out, "ERR invalid cursor");
+        return;
+    }
+    memcpy(cbuf, c->argv[1], c->argvlen[1]);
+    cbuf[c->argvlen[1]] = 0;
+    errno = 0;
+    cursor = strtoull(cbuf, &end, 10);
+    if (*end || cbuf[0] == '-' || errno == ERANGE) {
+        reply_error(&c->out, "ERR invalid cursor");
+        return;
+    }
+    for (int j = 2; j < c->argc; j++) {
+        if (j + 1 >= c->argc) {
+            reply_error(&c->out, ERR_SYNTAX);
+            return;
+        }
+        if (arg_is(c, j, "count")) {
+            if (arg_ll(c, j + 1, &count) < 0)
+                return;
+            if (count < 1) {
+                reply_error(&c->out, ERR_SYNTAX);
+                return;
+            }
+        } else if (arg_is(c, j, "match")) {
+            pat = c->argv[j + 1];
+            plen = c->argvlen[j + 1];
+            if (plen == 1 && pat[0] == '*')
+                pat = NULL;
+        } else if (arg_is(c, j, "type")) {
+            type = c->argv[j + 1];
+            tlen = c->argvlen[j + 1];
+        } else {
+            reply_error(&c->out, ERR_SYNTAX);
+            return;
+        }
+        j++;
+    }
+    reply_array(&c->out, 2);
+    size_t curmark = c->out.len;
+    reply_bulk(&c->out, "00000", 5); /* placeholder, patched below */
+    size_t mark = reply_defer(&c->out);
+    long long n = 0, now = time_ms();
+    unsigned s = cursor >= NSLOTS ? NSLOTS : (unsigned)cursor;
+    while (s < NSLOTS && n < count) {
+        spin_lock(&ks.locks[s]);
+        struct table *t = ks.dbs[c->db]->t[s];
+        for (uint32_t i = 0; t && i < t->cap; i++) {
+            if (!table_full(t, i))
+                continue;
+            struct entry *e = t->slots[i];
+            if (!key_live(e, now))
+                continue;
+            if (pat && !glob_match(pat, plen, entry_key(e), e->klen, 0))
+                continue;
+            if (type) {
+                const char *tn = type_name(e->type);
+                if (!(strlen(tn) == tlen && str_eq_nocase(type, tlen, tn)))
+                    continue;
+            }
+            reply_bulk(&c->out, entry_key(e), e->klen);
+            n++;
+        }
+        spin_unlock(&ks.locks[s]);
+        s++;
+    }
+    reply_defer_array(&c->out, mark, n);
+    /* Patch the cursor: it is always printed in 5 digits or fewer. */
+    char nb[8];
+    int l = snprintf(nb, sizeof(nb), "%u", s >= NSLOTS ? 0 : s);
+    char hdr[16];
+    int hl = snprintf(hdr, sizeof(hdr), "$%d\r\n", l);
+    size_t oldlen = 4 + 5 + 2;
+    size_t newlen = (size_t)hl + (size_t)l + 2;
+    if (!c->out.muted) {
+        memmove(c->out.buf + curmark + newlen, c->out.buf + curmark + oldlen, c->out.len - curmark - oldlen);
+        memcpy(c->out.buf + curmark, hdr, (size_t)hl);
+        memcpy(c->out.buf + curmark + hl, nb, (size_t)l);
+        memcpy(c->out.buf + curmark + hl + l, "\r\n", 2);
+        c->out.len -= oldlen - newlen;
+    }
+}
+
+void randomkey_command(struct client *c)
+{
+    unsigned start = (unsigned)(rand64() % NSLOTS);
+    for (unsigned k = 0; k < NSLOTS; k++) {
+        unsigned s = (start + k) % NSLOTS;
+        spin_lock(&ks.locks[s]);
+        struct table *t = ks.dbs[c->db]->t[s];
+        while (t && t->used) {
+            uint32_t i = (uint32_t)(rand64() % t->cap);
+            while (!table_full(t, i))
+                i = i + 1 == t->cap ? 0 : i + 1;
+            struct entry *e = t->slots[i];
+            if (key_live(e, time_ms())) {
+                reply_bulk(&c->out, entry_key(e), e->klen);
+                spin_unlock(&ks.locks[s]);
+                return;
+            }
+            /* Expired: delete it, as a lookup would, and try again. */
+            db_get(c->db, s, entry_key(e), e->klen, LK_NOSTATS);
+            t = ks.dbs[c->db]->t[s];
+        }
+        spin_unlock(&ks.locks[s]);
+    }
+    reply_null(&c->out);
+}
+
+void dbsize_command(struct client *c)
+{
+    reply_int(&c->out, (long long)db_size(c->db));
+}
+
+/* FLUSH ASYNC: detached tables are freed on a helper thread. */
+struct flush_job {
+    struct table **tabs;
+    size_t n;
+};
+
+static void *flush_thread(void *arg)
+{
+    struct flush_job *j = arg;
+    for (size_t i = 0; i < j->n; i++)
+        table_free(j->tabs[i], entry_free);
+    hk_free(j->tabs);
+    hk_free(j);
+    return NULL;
+}
+
+static int flush_mode(struct client *c, int *async)
+{
+    *async = cfg.lazyfree_lazy_user_flush;
+    if (c->argc > 2) {
+        reply_error(&c->out, ERR_SYNTAX);
+        return -1;
+    }
+    if (c->argc == 2) {
+        if (arg_is(c, 1, "async"))
+            *async = 1;
+        else if (arg_is(c, 1, "sync"))
+            *async = 0;
+        else {
+            reply_error(&c->out, ERR_SYNTAX);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void flush_dbs(int from, int to, int async)
+{
+    if (!async) {
+        for (int d = from; d < to; d++)
+            db_flush(d);
+        return;
+    }
+    struct flush_job *j = hk_calloc(sizeof(*j));
+    size_t cap = 64;
+    j->tabs = hk_malloc(sizeof(*j->tabs) * cap);
+    for (int d = from; d < to; d++) {
+        for (unsigned s = 0; s < NSLOTS; s++) {
+            struct table *t = ks.dbs[d]->t[s];
+            if (!t)
+                continue;
+            if (j->n == cap) {
+                cap *= 2;
+                j->tabs = hk_realloc(j->tabs, sizeof(*j->tabs) * cap);
+            }
+            j->tabs[j->n++] = t;
+            ks.dbs[d]->t[s] = NULL;
+        }
+    }
+    pthread_t tid;
+    if (pthread_create(&tid, NULL, flush_thread, j) == 0)
+        pthread_detach(tid);
+    else
+        flush_thread(j);
+}
+
+void flushdb_command(struct client *c)
+{
+    int async;
+    if (flush_mode(c, &async) < 0)
+        return;
+    flush_dbs(c->db, c->db + 1, async);
+    reply_ok(&c->out);
+}
+
+void flushall_command(struct client *c)
+{
+    int async;
+    if (flush_mode(c, &async) < 0)
+        return;
+    flush_dbs(0, cfg.databases, async);
+    reply_ok(&c->out);
+}
+
+#define EXP_NX 1
+#define EXP_XX 2
+#define EXP_GT 4
+#define EXP_LT 8
+
+static void expire_generic(struct client *c, long long base, long long unit)
+{
+    long long when;
+    int flags = 0;
+    long idx;
+    unsigned s = kslot(c, 1);
+    const char *name = c->cmd->name;
+
+    if (arg_ll(c, 2, &when) < 0)
+        return;
+    for (int j = 3; j < c->argc; j++) {
+        if (arg_is(c, j, "nx"))
+            flags |= EXP_NX;
+        else if (arg_is(c, j, "xx"))
+            flags |= EXP_XX;
+        else if (arg_is(c, j, "gt"))
+            flags |= EXP_GT;
+        else if (arg_is(c, j, "lt"))
+            flags |= EXP_LT;
+        else {
+            reply_errorf(&c->out, "ERR Unsupported option %.*s", (int)c->argvlen[j], c->argv[j]);
+            return;
+        }
+    }
+    if ((flags & EXP_NX) && (flags & (EXP_XX | EXP_GT | EXP_LT))) {
+        reply_error(&c->out, "ERR NX and XX, GT or LT options at the same time are not compatible");
+        return;
+    }
+    if ((flags & EXP_GT) && (flags & EXP_LT)) {
+        reply_error(&c->out, "ERR GT and LT options at the same time are not compatible");
+        return;
+    }
+    if (unit == 1000) {
+        if (when > LLONG_MAX / 1000 || when < LLONG_MIN / 1000) {
+            reply_errorf(&c->out, "ERR invalid expire time in '%s' command", name);
+            return;
+        }
+        when *= 1000;
+    }
+    if (when > LLONG_MAX - base) {
+        reply_errorf(&c->out, "ERR invalid expire time in '%s' command", name);
+        return;
+    }
+    when += base;
+    struct entry *e = db_get_idx(c->db, s, c->argv[1], c->argvlen[1], LK_NOSTATS | LK_NOTOUCH, &idx);
+    if (!e) {
+        reply_int(&c->out, 0);
+        return;
+    }
+    long long cur = entry_expire(e);
+    if (flags) {
+        if ((flags & EXP_NX) && cur >= 0) {
+            reply_int(&c->out, 0);
+            return;
+        }
+        if ((flags & EXP_XX) && cur < 0) {
+            reply_int(&c->out, 0);
+            return;
+        }
+        if ((flags & EXP_GT) && (cur < 0 || when <= cur)) {
+            reply_int(&c->out, 0);
+            return;
+        }
+        if ((flags & EXP_LT) && cur >= 0 && when >= cur) {
+            reply_int(&c->out, 0);
+            return;
+        }
+    }
+    if (when <= db_now_ms())
+        db_del(c->db, s, c->argv[1], c->argvlen[1]);
+    else
+        db_set_expire(c->db, s, idx, when);
+    reply_int(&c->out, 1);
+}
+
+void expire_command(struct client *c)
+{
+    expire_generic(c, db_now_ms(), 1000);
+}
+
+void pexpire_command(struct client *c)
+{
+    expire_generic(c, db_now_ms(), 1);
+}
+
+void expireat_command(struct client *c)
+{
+    expire_generic(c, 0, 1000);
+}
+
+void pexpireat_command(struct client *c)
+{
+    expire_generic(c, 0, 1);
+}
+
+/* mode: 0 TTL, 1 PTTL, 2 EXPIRETIME, 3 PEXPIRETIME */
+static void ttl_generic(struct client *c, int mode)
+{
+    struct entry *e = db_get(c->db, kslot(c, 1), c->argv[1], c->argvlen[1], LK_NOTOUCH | LK_NOSTATS);
+    long long exp, ttl;
+    if (!e) {
+        reply_int(&c->out, -2);
+        return;
+    }
+    exp = entry_expire(e);
+    if (exp < 0) {
+        reply_int(&c->out, -1);
+        return;
+    }
+    switch (mode) {
+    case 0:
+        ttl = exp - db_now_ms();
+        reply_int(&c->out, ttl < 0 ? 0 : (ttl + 500) / 1000);
+        break;
+    case 1:
+        ttl = exp - db_now_ms();
+        reply_int(&c->out, ttl < 0 ? 0 : ttl);
+        break;
+    case 2:
+        reply_int(&c->out, (exp + 500) / 1000);
+        break;
+    default:
+        reply_int(&c->out, exp);
+        break;
+    }
+}
+
+void ttl_command(struct client *c)
+{
+    ttl_generic(c, 0);
+}
+
+void pttl_command(struct client *c)
+{
+    ttl_generic(c, 1);
+}
+
+void expiretime_command(struct client *c)
+{
+    ttl_generic(c, 2);
+}
+
+void pexpiretime_command(struct client *c)
+{
+    ttl_generic(c, 3);
+}
+
+void persist_command(struct client *c)
+{
+    long idx;
+    struct entry *e = db_get_idx(c->db, kslot(c, 1), c->argv[1], c->argvlen[1], LK_NOSTATS | LK_NOTOUCH, &idx);
+    if (!e || !(e->flags & E_HAS_EXPIRE)) {
+        reply_int(&c->out, 0);
+        return;
+    }
+    db_set_expire(c->db, kslot(c, 1), idx, -1);
+    reply_int(&c->out, 1);
+}
+
+static const char *enc_name(struct entry *e)
+{
+    if (e->type == OBJ_STRING)
+        return e->enc == ENC_INT ? "int" : e->enc == ENC_EMBSTR ? "embstr" : "raw";
+    return "raw";
+}
+
+static int policy_is_lfu(void)
+{
+    return db_lfu_mode;
+}
+
+void object_command(struct client *c)
+{
+    if (arg_is(c, 1, "help")) {
+        static const char *lines[] = {
+            "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "ENCODING <key>",
+            "    Return the kind of internal representation used in order to store the value",
+            "    associated with a <key>.",
+            "FREQ <key>",
+            "    Return the access frequency index of the <key>. The returned integer is",
+            "    proportional to the logarithm of the recent access frequency of the key.",
+            "IDLETIME <key>",
+            "    Return the idle time of the <key>, that is the approximated number of",
+            "    seconds elapsed since the last access to the key.",
+            "REFCOUNT <key>",
+            "    Return the number of references of the value associated with the specified",
+            "    <key>.",
+            "HELP",
+            "    Print this help.",
+        };
+        reply_array(&c->out, (long long)(sizeof(lines) / sizeof(lines[0])));
+        for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+            reply_status(&c->out, lines[i]);
+        return;
+    }
+    struct entry *e = db_get(c->db, kslot(c, 2), c->argv[2], c->argvlen[2], LK_NOTOUCH | LK_NOSTATS);
+    if (!e) {
+        reply_null(&c->out);
+        return;
+    }
+    if (arg_is(c, 1, "encoding")) {
+        reply_bulk_cstr(&c->out, enc_name(e));
+    } else if (arg_is(c, 1, "refcount")) {
+        long long v;
+        /* Redis shares the objects of small integers (0..9999). */
+        if (e->type == OBJ_STRING && e->enc == ENC_INT && str_to_ll(entry_val(e), e->vlen, &v) && v >= 0 && v < 10000 &&
+            !(cfg.maxmemory && cfg.maxmemory_policy && (strstr(cfg.maxmemory_policy, "lru") || strstr(cfg.maxmemory_policy, "lfu"))))
+            reply_int(&c->out, 2147483647);
+        else
+            reply_int(&c->out, 1);
+    } else if (arg_is(c, 1, "idletime")) {
+        if (policy_is_lfu()) {
+            reply_error(&c->out, "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.");
+            return;
+        }
+        long long idle = ((long long)lru_clock_now - (long long)e->lru) & 0xffffff;
+        reply_int(&c->out, idle);
+    } else if (arg_is(c, 1, "freq")) {
+        if (!policy_is_lfu()) {
+            reply_error(&c->out, "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.");
+            return;
+        }
+        reply_int(&c->out, lfu_decr_and_return(e->lru));
+    }
+}
+
+void memory_command(struct client *c)
+{
+    if (arg_is(c, 1, "help")) {
+        static const char *lines[] = {
+            "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "USAGE <key> [SAMPLES <count>]",
+            "    Return memory in bytes used by <key> and its value. Nested values are",
+            "    sampled up to <count> times (default: 5, 0 means sample all).",
+            "HELP",
+            "    Print this help.",
+        };
+        reply_array(&c->out, (long long)(sizeof(lines) / sizeof(lines[0])));
+        for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+            reply_status(&c->out, lines[i]);
+        return;
+    }
+    /* MEMORY USAGE key [SAMPLES n] */
+    for (int j = 3; j < c->argc; j++) {
+        long long v;
+        if (arg_is(c, j, "samples") && j + 1 < c->argc) {
+            if (arg_ll(c, j + 1, &v) < 0)
+                return;
+            if (v < 0) {
+                reply_error(&c->out, ERR_SYNTAX);
+                return;
+            }
+            j++;
+        } else {
+            reply_error(&c->out, ERR_SYNTAX);
+            return;
+        }
+    }
+    struct entry *e = db_get(c->db, kslot(c, 2), c->argv[2], c->argvlen[2], LK_NOTOUCH | LK_NOSTATS);
+    if (!e) {
+        reply_null(&c->out);
+        return;
+    }
+    /* The entry's allocation plus its share of the index (a pointer and a
+     * tag byte at the table's load, ~12 bytes). */
+    reply_int(&c->out, (long long)entry_mem(e) + 12);
+}
+
+void select_command(struct client *c)
+{
+    long long v;
+    if (!str_to_ll(c->argv[1], c->argvlen[1], &v) || v < INT_MIN || v > INT_MAX) {
+        reply_error(&c->out, ERR_NOT_INT);
+        return;
+    }
+    if (v < 0 || v >= cfg.databases) {
+        reply_error(&c->out, ERR_DB_RANGE);
+        return;
+    }
+    c->db = (int)v;
+    reply_ok(&c->out);
+}
+
+void swapdb_command(struct client *c)
+{
+    long long a, b;
+    if (!str_to_ll(c->argv[1], c->argvlen[1], &a) || a < INT_MIN || a > INT_MAX) {
+        reply_error(&c->out, "ERR invalid first DB index");
+        return;
+    }
+    if (!str_to_ll(c->argv[2], c->argvlen[2], &b) || b < INT_MIN || b > INT_MAX) {
+        reply_error(&c->out, "ERR invalid second DB index");
+        return;
+    }
+    if (a < 0 || a >= cfg.databases || b < 0 || b >= cfg.databases) {
+        reply_error(&c->out, ERR_DB_RANGE);
+        return;
+    }
+    if (a != b)
+        db_swap((int)a, (int)b);
+    reply_ok(&c->out);
+}

@@ -1,0 +1,601 @@
+/* config.c - see config.h. */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "../base/log.h"
+#include "../base/mem.h"
+#include "../base/util.h"
+#include "../cmd/commands.h"
+#include "../server.h"
+
+struct config cfg;
+
+enum { T_BOOL, T_INT, T_MEM, T_STR, T_ENUM, T_SPECIAL };
+#define IMMUTABLE 1
+#define SENSITIVE 2 /* not shown by CONFIG GET? (Redis shows requirepass) */
+
+struct param {
+    const char *name;
+    const char *alias;
+    int type;
+    void *ptr;
+    long long min, max;
+    int flags;
+    const char *const *enums;
+    int (*set)(const struct param *p, int argc, char **argv, char *err, size_t errlen);
+    void (*get)(const struct param *p, char *buf, size_t cap);
+};
+
+/* Old string values replaced by CONFIG SET stay allocated (a worker may be
+ * reading them) and reachable from here, so leak checkers stay quiet. */
+static char **retired;
+static size_t nretired, capretired;
+static void retire(char *old)
+{
+    if (!old)
+        return;
+    if (nretired == capretired) {
+        capretired = capretired ? capretired * 2 : 16;
+        retired = hk_realloc(retired, sizeof(*retired) * capretired);
+    }
+    retired[nretired++] = old;
+}
+
+static const char *const loglevels[] = {"debug", "verbose", "notice", "warning", "nothing", NULL};
+static const char *const policies[] = {"noeviction", "allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru",
+                                       "volatile-lfu", "volatile-random", "volatile-ttl", NULL};
+
+static int set_obuf(const struct param *p, int argc, char **argv, char *err, size_t errlen);
+static void get_obuf(const struct param *p, char *buf, size_t cap);
+static int set_maxmemory_policy(const struct param *p, int argc, char **argv, char *err, size_t errlen);
+static void get_str(const struct param *p, char *buf, size_t cap);
+
+static struct param params[] = {
+    {"port", NULL, T_INT, &cfg.port, 0, 65535, IMMUTABLE, NULL, NULL, NULL},
+    {"bind", NULL, T_STR, &cfg.bind, 0, 0, IMMUTABLE, NULL, NULL, NULL},
+    {"threads", "server-threads", T_INT, &cfg.threads, 1, 1024, IMMUTABLE, NULL, NULL, NULL},
+    {"io-threads", NULL, T_INT, &cfg.io_threads, 1, 128, IMMUTABLE, NULL, NULL, NULL},
+    {"requirepass", NULL, T_STR, &cfg.requirepass, 0, 0, 0, NULL, NULL, NULL},
+    {"maxclients", NULL, T_INT, &cfg.maxclients, 1, INT_MAX, 0, NULL, NULL, NULL},
+    {"timeout", NULL, T_INT, &cfg.timeout, 0, INT_MAX, 0, NULL, NULL, NULL},
+    {"protected-mode", NULL, T_BOOL, &cfg.protected_mode, 0, 1, 0, NULL, NULL, NULL},
+    {"tcp-backlog", NULL, T_INT, &cfg.tcp_backlog, 0, INT_MAX, IMMUTABLE, NULL, NULL, NULL},
+    {"tcp-keepalive", NULL, T_INT, &cfg.tcp_keepalive, 0, INT_MAX, 0, NULL, NULL, NULL},
+    {"databases", NULL, T_INT, &cfg.databases, 1, MAX_DBS, IMMUTABLE, NULL, NULL, NULL},
+    {"hz", NULL, T_INT, &cfg.hz, 1, 500, 0, NULL, NULL, NULL},
+    {"proto-max-bulk-len", NULL, T_MEM, &cfg.proto_max_bulk_len, 1024 * 1024, LLONG_MAX, 0, NULL, NULL, NULL},
+    {"client-query-buffer-limit", NULL, T_MEM, &cfg.client_query_buffer_limit, 1024 * 1024, LLONG_MAX, 0, NULL, NULL, NULL},
+    {"client-output-buffer-limit", NULL, T_SPECIAL, NULL, 0, 0, 0, NULL, set_obuf, get_obuf},
+    {"logfile", NULL, T_STR, &cfg.logfile, 0, 0, IMMUTABLE, NULL, NULL, NULL},
+    {"loglevel", NULL, T_ENUM, &cfg.loglevel, 0, 0, 0, loglevels, NULL, NULL},
+    {"daemonize", NULL, T_BOOL, &cfg.daemonize, 0, 1, IMMUTABLE, NULL, NULL, NULL},
+    {"pidfile", NULL, T_STR, &cfg.pidfile, 0, 0, IMMUTABLE, NULL, NULL, NULL},
+    {"dir", NULL, T_STR, &cfg.dir, 0, 0, 0, NULL, NULL, NULL},
+    {"dbfilename", NULL, T_STR, &cfg.dbfilename, 0, 0, 0, NULL, NULL, NULL},
+    {"maxmemory-policy", NULL, T_SPECIAL, &cfg.maxmemory_policy, 0, 0, 0, NULL, set_maxmemory_policy, get_str},
+    {"lfu-log-factor", NULL, T_INT, (void *)&db_lfu_log_factor, 0, INT_MAX, 0, NULL, NULL, NULL},
+    {"lfu-decay-time", NULL, T_INT, (void *)&db_lfu_decay_time, 0, INT_MAX, 0, NULL, NULL, NULL},
+    {"lazyfree-lazy-user-flush", NULL, T_BOOL, &cfg.lazyfree_lazy_user_flush, 0, 1, 0, NULL, NULL, NULL},
+};
+#define NPARAMS ((int)(sizeof(params) / sizeof(params[0])))
+
+void config_defaults(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    cfg.port = 6379;
+    cfg.bind = hk_strdup("127.0.0.1 -::1");
+    cfg.threads = n > 0 ? (int)n : 1;
+    cfg.io_threads = 1;
+    cfg.requirepass = NULL;
+    cfg.maxclients = 10000;
+    cfg.timeout = 0;
+    cfg.protected_mode = 1;
+    cfg.tcp_backlog = 511;
+    cfg.tcp_keepalive = 300;
+    cfg.databases = 16;
+    cfg.hz = 10;
+    cfg.proto_max_bulk_len = 512LL * 1024 * 1024;
+    cfg.client_query_buffer_limit = 1024LL * 1024 * 1024;
+    cfg.obuf[CLIENT_CLASS_NORMAL] = (struct obuf_limit){0, 0, 0};
+    cfg.obuf[CLIENT_CLASS_REPLICA] = (struct obuf_limit){256LL << 20, 64LL << 20, 60};
+    cfg.obuf[CLIENT_CLASS_PUBSUB] = (struct obuf_limit){32LL << 20, 8LL << 20, 60};
+    cfg.logfile = hk_strdup("");
+    cfg.loglevel = LL_NOTICE;
+    cfg.daemonize = 0;
+    cfg.pidfile = hk_strdup("");
+    cfg.dir = NULL;
+    cfg.dbfilename = hk_strdup("dump.rdb");
+    cfg.active_expire = 1;
+    cfg.maxmemory_policy = hk_strdup("noeviction");
+}
+
+long long config_mem_parse(const char *s, int *ok)
+{
+    char *end;
+    long long mul = 1, v;
+    size_t n = strlen(s);
+    char num[64];
+    size_t i = 0;
+    *ok = 0;
+    while (i < n && (isdigit((unsigned char)s[i]) || (i == 0 && s[i] == '-')))
+        i++;
+    if (i == 0 || i >= sizeof(num))
+        return 0;
+    memcpy(num, s, i);
+    num[i] = 0;
+    const char *u = s + i;
+    if (!*u || !strcasecmp(u, "b"))
+        mul = 1;
+    else if (!strcasecmp(u, "k"))
+        mul = 1000;
+    else if (!strcasecmp(u, "kb"))
+        mul = 1024;
+    else if (!strcasecmp(u, "m"))
+        mul = 1000 * 1000;
+    else if (!strcasecmp(u, "mb"))
+        mul = 1024 * 1024;
+    else if (!strcasecmp(u, "g"))
+        mul = 1000LL * 1000 * 1000;
+    else if (!strcasecmp(u, "gb"))
+        mul = 1024LL * 1024 * 1024;
+    else
+        return 0;
+    errno = 0;
+    v = strtoll(num, &end, 10);
+    if (errno || *end || (v > 0 && v > LLONG_MAX / mul))
+        return 0;
+    *ok = 1;
+    return v * mul;
+}
+
+static const struct param *find_param(const char *name)
+{
+    for (int i = 0; i < NPARAMS; i++)
+        if (!strcasecmp(params[i].name, name) || (params[i].alias && !strcasecmp(params[i].alias, name)))
+            return &params[i];
+    return NULL;
+}
+
+static void get_str(const struct param *p, char *buf, size_t cap)
+{
+    const char *s = *(char **)p->ptr;
+    snprintf(buf, cap, "%s", s ? s : "");
+}
+
+static void param_get(const struct param *p, char *buf, size_t cap)
+{
+    if (p->get) {
+        p->get(p, buf, cap);
+        return;
+    }
+    switch (p->type) {
+    case T_BOOL:
+        snprintf(buf, cap, "%s", *(int *)p->ptr ? "yes" : "no");
+        break;
+    case T_INT:
+        snprintf(buf, cap, "%d", *(int *)p->ptr);
+        break;
+    case T_MEM:
+        snprintf(buf, cap, "%lld", *(long long *)p->ptr);
+        break;
+    case T_STR:
+        get_str(p, buf, cap);
+        break;
+    case T_ENUM:
+        snprintf(buf, cap, "%s", p->enums[*(int *)p->ptr]);
+        break;
+    default:
+        buf[0] = 0;
+    }
+}
+
+static int set_obuf(const struct param *p, int argc, char **argv, char *err, size_t errlen)
+{
+    /* "class hard soft secs" repeated, all in one string or as words. */
+    char joined[1024] = "";
+    char *words[64];
+    int nw = 0;
+    struct obuf_limit tmp[CLIENT_CLASSES];
+    (void)p;
+    for (int i = 0; i < argc; i++) {
+        strncat(joined, argv[i], sizeof(joined) - strlen(joined) - 2);
+        strncat(joined, " ", sizeof(joined) - strlen(joined) - 1);
+    }
+    for (char *save = NULL, *t = strtok_r(joined, " ", &save); t && nw < 64; t = strtok_r(NULL, " ", &save))
+        words[nw++] = t;
+    if (nw == 0 || nw % 4) {
+        snprintf(err, errlen, "Wrong number of arguments in buffer limit configuration.");
+        return -1;
+    }
+    memcpy(tmp, cfg.obuf, sizeof(tmp));
+    for (int i = 0; i < nw; i += 4) {
+        int cls, ok1, ok2;
+        if (!strcasecmp(words[i], "normal"))
+            cls = CLIENT_CLASS_NORMAL;
+        else if (!strcasecmp(words[i], "replica") || !strcasecmp(words[i], "slave"))
+            cls = CLIENT_CLASS_REPLICA;
+        else if (!strcasecmp(words[i], "pubsub"))
+            cls = CLIENT_CLASS_PUBSUB;
+        else {
+            snprintf(err, errlen, "Invalid client class specified in buffer limit configuration.");
+            return -1;
+        }
+        long long hard = config_mem_parse(words[i + 1], &ok1);
+        long long soft = config_mem_parse(words[i + 2], &ok2);
+        char *end;
+        long long secs = strtoll(words[i + 3], &end, 10);
+        if (!ok1 || !ok2 || *end || secs < 0 || hard < 0 || soft < 0) {
+            snprintf(err, errlen, "Error in hard, soft or soft_seconds setting in buffer limit configuration.");
+            return -1;
+        }
+        tmp[cls] = (struct obuf_limit){hard, soft, secs};
+    }
+    memcpy(cfg.obuf, tmp, sizeof(tmp));
+    return 0;
+}
+
+static void get_obuf(const struct param *p, char *buf, size_t cap)
+{
+    (void)p;
+    snprintf(buf, cap, "normal %lld %lld %lld slave %lld %lld %lld pubsub %lld %lld %lld", cfg.obuf[0].hard, cfg.obuf[0].soft,
+             cfg.obuf[0].soft_secs, cfg.obuf[1].hard, cfg.obuf[1].soft, cfg.obuf[1].soft_secs, cfg.obuf[2].hard,
+             cfg.obuf[2].soft, cfg.obuf[2].soft_secs);
+}
+
+static int set_maxmemory_policy(const struct param *p, int argc, char **argv, char *err, size_t errlen)
+{
+    (void)argc;
+    for (int i = 0; policies[i]; i++) {
+        if (!strcasecmp(argv[0], policies[i])) {
+            retire(*(char **)p->ptr);
+            *(char **)p->ptr = hk_strdup(policies[i]);
+            db_lfu_mode = strstr(policies[i], "lfu") != NULL;
+            return 0;
+        }
+    }
+    snprintf(err, errlen, "argument(s) must be one of the following: noeviction, allkeys-lru, allkeys-lfu, allkeys-random, volatile-lru, volatile-lfu, volatile-random, volatile-ttl");
+    return -1;
+}
+
+/* Validate and store one parameter.  apply=0 only validates. */
+static int param_set(const struct param *p, int argc, char **argv, int apply, char *err, size_t errlen)
+{
+    if (p->set) {
+        if (!apply) {
+            /* Specials validate by setting into a scratch copy is not
+             * possible generically; they are all-or-nothing themselves. */
+        }
+        return apply ? p->set(p, argc, argv, err, errlen) : 0;
+    }
+    if (argc != 1) {
+        snprintf(err, errlen, "wrong number of arguments");
+        return -1;
+    }
+    const char *v = argv[0];
+    switch (p->type) {
+    case T_BOOL: {
+        int b;
+        if (!strcasecmp(v, "yes"))
+            b = 1;
+        else if (!strcasecmp(v, "no"))
+            b = 0;
+        else {
+            snprintf(err, errlen, "argument must be 'yes' or 'no'");
+            return -1;
+        }
+        if (apply)
+            *(int *)p->ptr = b;
+        return 0;
+    }
+    case T_INT:
+    case T_MEM: {
+        long long x;
+        int ok = 1;
+        if (p->type == T_MEM) {
+            x = config_mem_parse(v, &ok);
+        } else {
+            char *end;
+            errno = 0;
+            x = strtoll(v, &end, 10);
+            ok = *v && !*end && !errno;
+        }
+        if (!ok) {
+            snprintf(err, errlen, "argument couldn't be parsed into an integer");
+            return -1;
+        }
+        if (x < p->min || x > p->max) {
+            snprintf(err, errlen, "argument must be between %lld and %lld inclusive", p->min, p->max);
+            return -1;
+        }
+        if (apply) {
+            if (p->type == T_MEM)
+                *(long long *)p->ptr = x;
+            else
+                *(int *)p->ptr = (int)x;
+        }
+        return 0;
+    }
+    case T_STR:
+        if (apply) {
+            char **sp = p->ptr;
+            retire(*sp);
+            if (p->ptr == &cfg.requirepass)
+                *sp = v[0] ? hk_strdup(v) : NULL;
+            else
+                *sp = hk_strdup(v);
+        }
+        return 0;
+    case T_ENUM:
+        for (int i = 0; p->enums[i]; i++) {
+            if (!strcasecmp(v, p->enums[i])) {
+                if (apply)
+                    *(int *)p->ptr = i;
+                return 0;
+            }
+        }
+        snprintf(err, errlen, "argument(s) must be one of the following: ");
+        for (int i = 0; p->enums[i]; i++) {
+            strncat(err, p->enums[i], errlen - strlen(err) - 1);
+            if (p->enums[i + 1])
+                strncat(err, ", ", errlen - strlen(err) - 1);
+        }
+        return -1;
+    }
+    return -1;
+}
+
+int config_apply(int argc, char **argv, char *err, size_t errlen)
+{
+    const struct param *p = find_param(argv[0]);
+    if (!p) {
+        snprintf(err, errlen, "Bad directive or wrong number of arguments");
+        return -1;
+    }
+    if (argc < 2) {
+        /* "requirepass" with no value, or "save" style empty */
+        char *empty = "";
+        return param_set(p, 1, &empty, 1, err, errlen);
+    }
+    if (param_set(p, argc - 1, argv + 1, 0, err, errlen) < 0)
+        return -1;
+    return param_set(p, argc - 1, argv + 1, 1, err, errlen);
+}
+
+/* Split a config line into words with redis.conf quoting rules. */
+static int split_line(char *line, char **words, int max)
+{
+    int n = 0;
+    char *p = line;
+    while (*p && n < max) {
+        while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+            p++;
+        if (!*p)
+            break;
+        if (*p == '"' || *p == '\'') {
+            char q = *p++;
+            char *w = p, *o = p;
+            while (*p && *p != q) {
+                if (q == '"' && *p == '\\' && p[1]) {
+                    p++;
+                    *o++ = *p == 'n' ? '\n' : *p == 't' ? '\t' : *p == 'r' ? '\r' : *p;
+                    p++;
+                } else {
+                    *o++ = *p++;
+                }
+            }
+            if (*p != q)
+                return -1;
+            p++;
+            *o = 0;
+            words[n++] = w;
+            if (*p && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n')
+                return -1;
+        } else {
+            words[n++] = p;
+            while (*p && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n')
+                p++;
+        }
+        if (*p)
+            *p++ = 0;
+    }
+    return n;
+}
+
+static int apply_text(char *text, const char *origin, char *err, size_t errlen)
+{
+    int lineno = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *words[128];
+        char e[256];
+        int n;
+        lineno++;
+        while (*line == ' ' || *line == '\t')
+            line++;
+        if (!*line || *line == '#')
+            continue;
+        char copy[1024];
+        snprintf(copy, sizeof(copy), "%s", line);
+        n = split_line(line, words, 128);
+        if (n < 0) {
+            snprintf(err, errlen, "*** FATAL CONFIG FILE ERROR ***\nReading the configuration file, at line %d\n>>> '%s'\nUnbalanced quotes in configuration line", lineno, copy);
+            return -1;
+        }
+        if (n == 0)
+            continue;
+        if (config_apply(n, words, e, sizeof(e)) < 0) {
+            snprintf(err, errlen, "*** FATAL CONFIG FILE ERROR (%s) ***\nReading the configuration file, at line %d\n>>> '%s'\n%s", origin, lineno, copy, e);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int config_load_file(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    char *buf;
+    long n;
+    int rc;
+    if (!f) {
+        snprintf(err, errlen, "Fatal error, can't open config file '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    buf = hk_malloc((size_t)n + 1);
+    n = (long)fread(buf, 1, (size_t)n, f);
+    buf[n] = 0;
+    fclose(f);
+    rc = apply_text(buf, "file", err, errlen);
+    hk_free(buf);
+    return rc;
+}
+
+int config_from_args(int argc, char **argv, char *err, size_t errlen)
+{
+    int i = 1;
+    if (i < argc && argv[i][0] != '-') {
+        char real[4096];
+        if (realpath(argv[i], real))
+            cfg.config_file = hk_strdup(real);
+        else
+            cfg.config_file = hk_strdup(argv[i]);
+        if (config_load_file(argv[i], err, errlen) < 0)
+            return -1;
+        i++;
+    }
+    /* --name v1 v2 --name2 v ... becomes config lines. */
+    while (i < argc) {
+        char *words[64];
+        int n = 0;
+        if (strncmp(argv[i], "--", 2) != 0 || !argv[i][2]) {
+            snprintf(err, errlen, "Invalid argument '%s': expected --name value", argv[i]);
+            return -1;
+        }
+        words[n++] = argv[i] + 2;
+        i++;
+        while (i < argc && n < 64 && !(strncmp(argv[i], "--", 2) == 0 && argv[i][2] && !isdigit((unsigned char)argv[i][2])))
+            words[n++] = argv[i++];
+        char e[256];
+        if (config_apply(n, words, e, sizeof(e)) < 0) {
+            snprintf(err, errlen, "*** FATAL CONFIG FILE ERROR (command line) ***\n>>> '%s'\n%s", words[0], e);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ CONFIG --- */
+void config_command(struct client *c)
+{
+    const char *sub = c->cmd->name + 7; /* after "config|" */
+    if (!strcmp(sub, "get")) {
+        size_t mark = reply_defer(&c->out);
+        long long n = 0;
+        char *seen = hk_calloc((size_t)NPARAMS);
+        for (int j = 2; j < c->argc; j++) {
+            for (int i = 0; i < NPARAMS; i++) {
+                const struct param *p = &params[i];
+                int hit = glob_match(c->argv[j], c->argvlen[j], p->name, strlen(p->name), 1);
+                const char *shown = p->name;
+                if (!hit && p->alias && glob_match(c->argv[j], c->argvlen[j], p->alias, strlen(p->alias), 1) &&
+                    !memchr(c->argv[j], '*', c->argvlen[j])) {
+                    hit = 1;
+                    shown = p->alias;
+                }
+                if (!hit || seen[i])
+                    continue;
+                seen[i] = 1;
+                char val[1024];
+                param_get(p, val, sizeof(val));
+                reply_bulk_cstr(&c->out, shown);
+                reply_bulk_cstr(&c->out, val);
+                n++;
+            }
+        }
+        hk_free(seen);
+        reply_defer_map(&c->out, mark, n);
+    } else if (!strcmp(sub, "set")) {
+        char err[512];
+        int npairs;
+        if ((c->argc - 2) % 2) {
+            reply_arity_error(c);
+            return;
+        }
+        npairs = (c->argc - 2) / 2;
+        /* Validate everything first: CONFIG SET is all or nothing. */
+        char **vals = hk_malloc(sizeof(char *) * (size_t)npairs);
+        const struct param **ps = hk_malloc(sizeof(*ps) * (size_t)npairs);
+        int ok = 1;
+        for (int k = 0; k < npairs; k++) {
+            int j = 2 + 2 * k;
+            char name[128];
+            snprintf(name, sizeof(name), "%.*s", (int)c->argvlen[j], c->argv[j]);
+            vals[k] = hk_malloc(c->argvlen[j + 1] + 1);
+            memcpy(vals[k], c->argv[j + 1], c->argvlen[j + 1]);
+            vals[k][c->argvlen[j + 1]] = 0;
+            ps[k] = find_param(name);
+            if (ok && !ps[k]) {
+                reply_errorf(&c->out, "ERR Unknown option or number of arguments for CONFIG SET - '%s'", name);
+                ok = 0;
+            } else if (ok && (ps[k]->flags & IMMUTABLE)) {
+                reply_errorf(&c->out, "ERR CONFIG SET failed (possibly related to argument '%s') - can't set immutable config", name);
+                ok = 0;
+            } else if (ok) {
+                for (int q = 0; q < k; q++) {
+                    if (ps[q] == ps[k]) {
+                        reply_errorf(&c->out, "ERR CONFIG SET failed (possibly related to argument '%s') - duplicate parameter", name);
+                        ok = 0;
+                        break;
+                    }
+                }
+                if (ok && param_set(ps[k], 1, &vals[k], 0, err, sizeof(err)) < 0) {
+                    reply_errorf(&c->out, "ERR CONFIG SET failed (possibly related to argument '%s') - %s", name, err);
+                    ok = 0;
+                }
+            }
+        }
+        for (int k = 0; ok && k < npairs; k++) {
+            if (param_set(ps[k], 1, &vals[k], 1, err, sizeof(err)) < 0) {
+                reply_errorf(&c->out, "ERR CONFIG SET failed (possibly related to argument '%s') - %s", ps[k]->name, err);
+                ok = 0;
+            }
+        }
+        for (int k = 0; k < npairs; k++)
+            hk_free(vals[k]);
+        hk_free(vals);
+        hk_free(ps);
+        if (ok) {
+            log_set_level(cfg.loglevel);
+            reply_ok(&c->out);
+        }
+    } else if (!strcmp(sub, "resetstat")) {
+        stats_reset();
+        reply_ok(&c->out);
+    } else {
+        static const char *lines[] = {
+            "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "GET <pattern>",
+            "    Return parameters matching the glob-like <pattern> and their values.",
+            "SET <directive> <value>",
+            "    Set the configuration <directive> to <value>.",
+            "RESETSTAT",
+            "    Reset statistics reported by the INFO command.",
+            "HELP",
+            "    Print this help.",
+        };
+        reply_array(&c->out, (long long)(sizeof(lines) / sizeof(lines[0])));
+        for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+            reply_status(&c->out, lines[i]);
+    }
+}

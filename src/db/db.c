@@ -1,0 +1,407 @@
+/* db.c - see db.h. */
+#include "db.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/mem.h"
+#include "../base/util.h"
+
+struct keyspace ks;
+_Thread_local struct db_stats *db_tstats;
+_Thread_local long long db_cmd_time_ms;
+_Thread_local int db_notouch;
+_Atomic uint32_t lru_clock_now;
+
+static struct db_stats dummy_stats;
+
+volatile int db_lfu_mode;
+volatile int db_lfu_log_factor = 10, db_lfu_decay_time = 1;
+
+static unsigned lfu_minutes(void)
+{
+    return (unsigned)((time_ms() / 60000) & 65535);
+}
+
+uint32_t lfu_init(void)
+{
+    return (lfu_minutes() << 8) | LFU_INIT_VAL;
+}
+
+unsigned lfu_decr_and_return(uint32_t lru)
+{
+    unsigned ldt = (lru >> 8) & 65535, counter = lru & 255, now = lfu_minutes();
+    unsigned elapsed = now >= ldt ? now - ldt : 65535 - ldt + now;
+    unsigned periods = db_lfu_decay_time ? elapsed / (unsigned)db_lfu_decay_time : 0;
+    return periods > counter ? 0 : counter - periods;
+}
+
+uint32_t lfu_touch(uint32_t lru)
+{
+    unsigned counter = lfu_decr_and_return(lru);
+    if (counter < 255) {
+        double r = (double)(rand64() >> 11) / (double)(1ULL << 53);
+        double base = counter > LFU_INIT_VAL ? counter - LFU_INIT_VAL : 0;
+        if (r < 1.0 / (base * db_lfu_log_factor + 1))
+            counter++;
+    }
+    return (lfu_minutes() << 8) | counter;
+}
+
+uint32_t lru_clock(void)
+{
+    return (uint32_t)(time_ms() / 1000) & 0xffffff;
+}
+
+long long db_now_ms(void)
+{
+    return db_cmd_time_ms ? db_cmd_time_ms : time_ms();
+}
+
+void db_init(int ndb)
+{
+    ks.ndb = ndb;
+    for (int i = 0; i < NSLOTS; i++)
+        spin_init(&ks.locks[i]);
+    for (int i = 0; i < ndb; i++)
+        ks.dbs[i] = hk_calloc(sizeof(struct db));
+    table_seed = rand64() | 1;
+    lru_clock_now = lru_clock();
+}
+
+static int cmp_uint(const void *a, const void *b)
+{
+    unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+    return x < y ? -1 : x > y;
+}
+
+void db_lock_slots(unsigned *slots, int n)
+{
+    if (n > 1)
+        qsort(slots, (size_t)n, sizeof(unsigned), cmp_uint);
+    for (int i = 0; i < n; i++) {
+        if (i > 0 && slots[i] == slots[i - 1])
+            continue;
+        spin_lock(&ks.locks[slots[i]]);
+    }
+}
+
+void db_unlock_slots(const unsigned *slots, int n)
+{
+    for (int i = n - 1; i >= 0; i--) {
+        if (i > 0 && slots[i] == slots[i - 1])
+            continue;
+        spin_unlock(&ks.locks[slots[i]]);
+    }
+}
+
+void db_lock_all(void)
+{
+    for (int i = 0; i < NSLOTS; i++)
+        spin_lock(&ks.locks[i]);
+}
+
+void db_unlock_all(void)
+{
+    for (int i = NSLOTS - 1; i >= 0; i--)
+        spin_unlock(&ks.locks[i]);
+}
+
+static inline struct db_stats *st(void)
+{
+    return db_tstats ? db_tstats : &dummy_stats;
+}
+
+struct entry *entry_new(uint8_t type, const char *key, size_t klen, size_t vlen, long long expire)
+{
+    size_t hdr = sizeof(struct entry) + (expire >= 0 ? 8 : 0);
+    struct entry *e = hk_malloc(hdr + klen + vlen);
+    e->type = type;
+    e->enc = ENC_RAW;
+    e->flags = expire >= 0 ? E_HAS_EXPIRE : 0;
+    e->spare = 0;
+    e->lru = db_lfu_mode ? lfu_init() : lru_clock_now;
+    e->klen = (uint32_t)klen;
+    e->vlen = (uint32_t)vlen;
+    if (expire >= 0)
+        memcpy((char *)e + sizeof(struct entry), &expire, 8);
+    memcpy((char *)e + hdr, key, klen);
+    return e;
+}
+
+/* The encoding OBJECT ENCODING reports for a freshly written string value:
+ * Redis stores integers that fit a long as "int", short strings (<= 44
+ * bytes) as "embstr", the rest as "raw". */
+uint8_t string_enc(const char *v, size_t n)
+{
+    long long ll;
+    if (n <= 20 && str_to_ll(v, n, &ll))
+        return ENC_INT;
+    return n <= 44 ? ENC_EMBSTR : ENC_RAW;
+}
+
+struct entry *entry_new_string(const char *key, size_t klen, const char *val, size_t vlen, long long expire)
+{
+    struct entry *e = entry_new(OBJ_STRING, key, klen, vlen, expire);
+    memcpy(entry_val(e), val, vlen);
+    e->enc = string_enc(val, vlen);
+    return e;
+}
+
+void entry_free(struct entry *e)
+{
+    /* Collection types free their structure here (issue 4). */
+    hk_free(e);
+}
+
+struct entry *entry_dup(struct entry *e, const char *key, size_t klen, int keep_ttl)
+{
+    long long exp = keep_ttl ? entry_expire(e) : -1;
+    struct entry *n = entry_new(e->type, key, klen, e->vlen, exp);
+    memcpy(entry_val(n), entry_val(e), e->vlen);
+    n->enc = e->enc;
+    n->lru = e->lru;
+    return n;
+}
+
+size_t entry_mem(struct entry *e)
+{
+    return hk_usable(e);
+}
+
+static inline struct table **tslot(int db, unsigned slot)
+{
+    return &ks.dbs[db]->t[slot];
+}
+
+static inline void slot_exp_add(unsigned slot, int d)
+{
+    atomic_store_explicit(&ks.slot_expires[slot],
+                          atomic_load_explicit(&ks.slot_expires[slot], memory_order_relaxed) + (uint32_t)d,
+                          memory_order_relaxed);
+}
+
+static void remove_at(int db, unsigned slot, long idx, int free_it)
+{
+    struct table **tp = tslot(db, slot);
+    struct entry *e = (*tp)->slots[idx];
+    if (e->flags & E_HAS_EXPIRE) {
+        (*tp)->expires--;
+        slot_exp_add(slot, -1);
+    }
+    table_remove(tp, idx);
+    if ((*tp)->used == 0) {
+        table_free(*tp, NULL);
+        *tp = NULL;
+    }
+    if (free_it)
+        entry_free(e);
+}
+
+struct entry *db_get_idx(int db, unsigned slot, const char *key, size_t klen, int flags, long *idx)
+{
+    struct table *t = *tslot(db, slot);
+    long i;
+    struct entry *e;
+    if (!t) {
+        if (!(flags & LK_NOSTATS))
+            st()->misses++;
+        return NULL;
+    }
+    i = table_find(t, key, klen, table_hash(key, klen));
+    if (i < 0) {
+        if (!(flags & LK_NOSTATS))
+            st()->misses++;
+        return NULL;
+    }
+    e = t->slots[i];
+    if ((e->flags & E_HAS_EXPIRE) && !(flags & LK_NOEXPIRE) && entry_expire(e) <= db_now_ms()) {
+        remove_at(db, slot, i, 1);
+        st()->expired++;
+        if (!(flags & LK_NOSTATS))
+            st()->misses++;
+        return NULL;
+    }
+    if (!(flags & LK_NOTOUCH) && !db_notouch)
+        e->lru = db_lfu_mode ? lfu_touch(e->lru) : lru_clock_now;
+    if (!(flags & LK_NOSTATS))
+        st()->hits++;
+    if (idx)
+        *idx = i;
+    return e;
+}
+
+struct entry *db_get(int db, unsigned slot, const char *key, size_t klen, int flags)
+{
+    return db_get_idx(db, slot, key, klen, flags, NULL);
+}
+
+void db_add(int db, unsigned slot, struct entry *e)
+{
+    struct table **tp = tslot(db, slot);
+    if (!*tp)
+        *tp = table_new(4);
+    table_insert(tp, e, table_hash(entry_key(e), e->klen));
+    if (e->flags & E_HAS_EXPIRE) {
+        (*tp)->expires++;
+        slot_exp_add(slot, 1);
+    }
+}
+
+void db_replace(int db, unsigned slot, long idx, struct entry *e)
+{
+    struct table *t = *tslot(db, slot);
+    struct entry *old = t->slots[idx];
+    if (old->flags & E_HAS_EXPIRE) {
+        t->expires--;
+        slot_exp_add(slot, -1);
+    }
+    if (e->flags & E_HAS_EXPIRE) {
+        t->expires++;
+        slot_exp_add(slot, 1);
+    }
+    t->slots[idx] = e;
+    if (old != e)
+        entry_free(old);
+}
+
+void db_set(int db, unsigned slot, struct entry *e)
+{
+    long idx;
+    if (db_get_idx(db, slot, entry_key(e), e->klen, LK_NOSTATS | LK_NOTOUCH, &idx))
+        db_replace(db, slot, idx, e);
+    else
+        db_add(db, slot, e);
+}
+
+int db_del(int db, unsigned slot, const char *key, size_t klen)
+{
+    long idx;
+    if (!db_get_idx(db, slot, key, klen, LK_NOSTATS | LK_NOTOUCH, &idx))
+        return 0;
+    remove_at(db, slot, idx, 1);
+    return 1;
+}
+
+struct entry *db_unlink(int db, unsigned slot, long idx)
+{
+    struct entry *e = (*tslot(db, slot))->slots[idx];
+    remove_at(db, slot, idx, 0);
+    return e;
+}
+
+struct entry *db_set_expire(int db, unsigned slot, long idx, long long when)
+{
+    struct table *t = *tslot(db, slot);
+    struct entry *e = t->slots[idx];
+    size_t body = (size_t)e->klen + e->vlen;
+    if (when >= 0 && (e->flags & E_HAS_EXPIRE)) {
+        memcpy((char *)e + sizeof(struct entry), &when, 8);
+        return e;
+    }
+    if (when < 0 && !(e->flags & E_HAS_EXPIRE))
+        return e;
+    if (when >= 0) {
+        e = hk_realloc(e, sizeof(struct entry) + 8 + body);
+        memmove((char *)e + sizeof(struct entry) + 8, (char *)e + sizeof(struct entry), body);
+        memcpy((char *)e + sizeof(struct entry), &when, 8);
+        e->flags |= E_HAS_EXPIRE;
+        t->expires++;
+        slot_exp_add(slot, 1);
+    } else {
+        memmove((char *)e + sizeof(struct entry), (char *)e + sizeof(struct entry) + 8, body);
+        e->flags &= (uint8_t)~E_HAS_EXPIRE;
+        e = hk_realloc(e, sizeof(struct entry) + body);
+        t->expires--;
+        slot_exp_add(slot, -1);
+    }
+    t->slots[idx] = e;
+    return e;
+}
+
+unsigned long long db_size(int db)
+{
+    unsigned long long n = 0;
+    for (unsigned s = 0; s < NSLOTS; s++) {
+        struct table *t = ks.dbs[db]->t[s];
+        if (t)
+            n += t->used;
+    }
+    return n;
+}
+
+unsigned long long db_expires(int db)
+{
+    unsigned long long n = 0;
+    for (unsigned s = 0; s < NSLOTS; s++) {
+        struct table *t = ks.dbs[db]->t[s];
+        if (t)
+            n += t->expires;
+    }
+    return n;
+}
+
+void db_flush(int db)
+{
+    for (unsigned s = 0; s < NSLOTS; s++) {
+        struct table *t = ks.dbs[db]->t[s];
+        if (t) {
+            slot_exp_add(s, -(int)t->expires);
+            table_free(t, entry_free);
+            ks.dbs[db]->t[s] = NULL;
+        }
+    }
+}
+
+void db_swap(int a, int b)
+{
+    struct db *t = ks.dbs[a];
+    ks.dbs[a] = ks.dbs[b];
+    ks.dbs[b] = t;
+}
+
+/* Sweep expired keys.  Each slot's tables are small (1/16384 of the keys),
+ * so a slot is scanned whole; the budget is checked between slots.  With
+ * trylock a busy slot is simply skipped this round. */
+long db_active_expire(unsigned from, unsigned to, unsigned *cursor, long long budget_us)
+{
+    long long start = mono_us(), now = time_ms();
+    long removed = 0;
+    unsigned s = *cursor < from || *cursor >= to ? from : *cursor;
+    unsigned visited = 0, span = to - from;
+
+    while (visited < span) {
+        struct spinlock *l = &ks.locks[s];
+        if (atomic_load_explicit(&ks.slot_expires[s], memory_order_relaxed) && spin_trylock(l)) {
+            for (int d = 0; d < ks.ndb; d++) {
+                struct table *t = ks.dbs[d]->t[s];
+                if (!t || t->expires == 0)
+                    continue;
+                for (uint32_t i = 0; t && i < t->cap; i++) {
+                    if (!table_full(t, i))
+                        continue;
+                    struct entry *e = t->slots[i];
+                    if ((e->flags & E_HAS_EXPIRE) && entry_expire(e) <= now) {
+                        /* Removing may shrink the table: restart this slot. */
+                        uint32_t cap = t->cap;
+                        remove_at(d, s, (long)i, 1);
+                        removed++;
+                        t = ks.dbs[d]->t[s];
+                        if (!t || t->cap != cap)
+                            i = (uint32_t)-1;
+                    }
+                }
+            }
+            spin_unlock(l);
+        }
+        visited++;
+        if (++s >= to)
+            s = from;
+        if ((visited & 63) == 0 && mono_us() - start > budget_us)
+            break;
+    }
+    *cursor = s;
+    if (db_tstats)
+        db_tstats->expired += (unsigned long long)removed;
+    return removed;
+}

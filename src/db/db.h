@@ -1,0 +1,125 @@
+/* db.h - the keyspace: 16 databases over 16,384 shards.
+ *
+ * Ownership and locking (the rule every command relies on):
+ *  - Shard s (a Redis Cluster hash slot) has one spinlock, ks.locks[s],
+ *    which guards the tables of slot s in *every* database, so MOVE and
+ *    COPY between databases need one lock, and SWAPDB (which swaps the
+ *    per-database table arrays) takes them all.
+ *  - A thread may touch a table or an entry only while holding its slot's
+ *    lock.  Several locks are always taken in ascending slot order
+ *    (db_lock_slots), which makes multi-key commands deadlock-free; "all
+ *    locks" (db_lock_all) is the same order over every slot.
+ *  - ks.dbs[i] may be read only with at least one slot lock held (SWAPDB
+ *    writes it with all held).
+ *
+ * Every function below that takes a slot expects its lock to be held by the
+ * caller; none of them takes a lock itself except the db_lock_* family and
+ * the cron sweeper (which uses trylock so it never waits behind a client). */
+#ifndef HK_DB_H
+#define HK_DB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../base/lock.h"
+#include "entry.h"
+#include "table.h"
+
+#define NSLOTS 16384
+#define MAX_DBS 64
+
+struct db {
+    struct table *t[NSLOTS];  /* NULL until the first key of that slot */
+};
+
+struct keyspace {
+    struct spinlock locks[NSLOTS];
+    struct db *dbs[MAX_DBS];
+    int ndb;
+    /* Keys with a TTL in slot s over all databases.  Written under the
+     * slot's lock; read without it (relaxed) by the expiry sweeper, which
+     * only needs to know which slots are worth a trylock. */
+    _Atomic uint32_t slot_expires[NSLOTS];
+};
+
+extern struct keyspace ks;
+
+/* Per-thread counters the keyspace updates (the worker points this at its
+ * own stats; summed for INFO, never shared on the hot path). */
+struct db_stats {
+    unsigned long long hits, misses, expired, expired_stale_perc, expire_cycles;
+};
+extern _Thread_local struct db_stats *db_tstats;
+
+/* LRU clock in seconds, 24 bits, as Redis keeps it; updated by the cron. */
+extern _Atomic uint32_t lru_clock_now;
+uint32_t lru_clock(void);
+
+/* LFU mode (maxmemory-policy *-lfu): the entry's 24-bit lru field holds
+ * 16 bits of "last decrement time" in minutes and an 8-bit logarithmic
+ * access counter, as Redis does.  Set by CONFIG; read on every access. */
+extern volatile int db_lfu_mode;
+extern volatile int db_lfu_log_factor, db_lfu_decay_time;
+#define LFU_INIT_VAL 5
+uint32_t lfu_init(void);
+unsigned lfu_decr_and_return(uint32_t lru);
+uint32_t lfu_touch(uint32_t lru);
+
+void db_init(int ndb);
+
+/* Locking. slots[] need not be sorted or unique; it is sorted in place. */
+void db_lock_slots(unsigned *slots, int n);
+void db_unlock_slots(const unsigned *slots, int n);
+void db_lock_all(void);
+void db_unlock_all(void);
+
+/* Lookup flags. */
+#define LK_NOTOUCH 0x01   /* do not update the LRU clock */
+#define LK_NOSTATS 0x02   /* do not count a hit or miss */
+#define LK_NOEXPIRE 0x04  /* return expired keys too (no lazy delete) */
+
+/* Find a key; deletes it first if its TTL has passed. */
+struct entry *db_get(int db, unsigned slot, const char *key, size_t klen, int flags);
+/* Same, also giving the slot index in the table (for replace/remove). */
+struct entry *db_get_idx(int db, unsigned slot, const char *key, size_t klen, int flags, long *idx);
+/* Insert an entry for a key that is absent (the caller checked). */
+void db_add(int db, unsigned slot, struct entry *e);
+/* Replace the entry at table index idx with e (frees the old one). */
+void db_replace(int db, unsigned slot, long idx, struct entry *e);
+/* Put e in place of whatever the key holds (frees the old entry). */
+void db_set(int db, unsigned slot, struct entry *e);
+/* Delete; returns 1 if the key existed (expired keys count as absent). */
+int db_del(int db, unsigned slot, const char *key, size_t klen);
+/* Remove without freeing (for MOVE/RENAME). */
+struct entry *db_unlink(int db, unsigned slot, long idx);
+
+/* Set or clear (when_ms < 0) the TTL; returns the (possibly moved) entry. */
+struct entry *db_set_expire(int db, unsigned slot, long idx, long long when_ms);
+
+/* Entries. */
+struct entry *entry_new_string(const char *key, size_t klen, const char *val, size_t vlen, long long expire);
+uint8_t string_enc(const char *v, size_t n);
+struct entry *entry_new(uint8_t type, const char *key, size_t klen, size_t vlen, long long expire);
+void entry_free(struct entry *e);
+/* Copy of an entry with a new key (RENAME/COPY keep type, value, TTL). */
+struct entry *entry_dup(struct entry *e, const char *key, size_t klen, int keep_ttl);
+/* Allocation size of an entry including the value structure. */
+size_t entry_mem(struct entry *e);
+
+/* Whole-keyspace helpers: caller holds all locks (db_lock_all). */
+unsigned long long db_size(int db);
+unsigned long long db_expires(int db);
+void db_flush(int db);
+void db_swap(int a, int b);
+
+/* Expiry sweeper: one pass over [from, to) slots with a time budget (us);
+ * returns keys removed.  Takes each slot's lock with trylock. */
+long db_active_expire(unsigned from, unsigned to, unsigned *cursor, long long budget_us);
+
+/* now in ms, cached per command (so a MULTI/EXEC sees one instant). */
+long long db_now_ms(void);
+extern _Thread_local long long db_cmd_time_ms;
+/* CLIENT NO-TOUCH of the client being served: lookups keep the LRU/LFU. */
+extern _Thread_local int db_notouch;
+
+#endif

@@ -1,0 +1,138 @@
+/* table.c - see table.h. */
+#include "table.h"
+
+#include <string.h>
+
+#include "../base/mem.h"
+
+uint64_t table_seed = 0x5bd1e9955bd1e995ULL;
+
+static inline uint32_t home(const struct table *t, uint64_t h)
+{
+    return (uint32_t)(((h & 0xffffffffULL) * t->cap) >> 32);
+}
+
+static inline uint8_t tag_of(uint64_t h)
+{
+    return (uint8_t)(0x80 | (h >> 57));
+}
+
+struct table *table_new(uint32_t cap)
+{
+    struct table *t = hk_malloc(sizeof(*t));
+    if (cap < 4)
+        cap = 4;
+    t->cap = cap;
+    t->used = t->tombs = t->expires = 0;
+    /* One block: pointer array first (aligned), then tags. */
+    t->slots = hk_malloc((size_t)cap * (sizeof(struct entry *) + 1));
+    t->tags = (uint8_t *)(t->slots + cap);
+    memset(t->tags, 0, cap);
+    return t;
+}
+
+void table_free(struct table *t, void (*free_entry)(struct entry *))
+{
+    if (!t)
+        return;
+    if (free_entry) {
+        for (uint32_t i = 0; i < t->cap; i++)
+            if (table_full(t, i))
+                free_entry(t->slots[i]);
+    }
+    hk_free(t->slots);
+    hk_free(t);
+}
+
+long table_find(const struct table *t, const char *key, size_t klen, uint64_t h)
+{
+    uint32_t i = home(t, h);
+    uint8_t tag = tag_of(h);
+    for (;;) {
+        uint8_t g = t->tags[i];
+        if (g == tag) {
+            struct entry *e = t->slots[i];
+            if (e->klen == klen && memcmp(entry_key(e), key, klen) == 0)
+                return (long)i;
+        } else if (g == TAG_EMPTY) {
+            return -1;
+        }
+        if (++i == t->cap)
+            i = 0;
+    }
+}
+
+static uint32_t place(struct table *t, struct entry *e, uint64_t h)
+{
+    uint32_t i = home(t, h);
+    while (t->tags[i] & 0x80) {
+        if (++i == t->cap)
+            i = 0;
+    }
+    if (t->tags[i] == TAG_TOMB)
+        t->tombs--;
+    t->tags[i] = tag_of(h);
+    t->slots[i] = e;
+    return i;
+}
+
+static void resize(struct table **tp, uint32_t ncap)
+{
+    struct table *o = *tp, *n = table_new(ncap);
+    for (uint32_t i = 0; i < o->cap; i++) {
+        if (table_full(o, i)) {
+            struct entry *e = o->slots[i];
+            place(n, e, table_hash(entry_key(e), e->klen));
+        }
+    }
+    n->used = o->used;
+    n->expires = o->expires;
+    table_free(o, NULL);
+    *tp = n;
+}
+
+long table_insert(struct table **tp, struct entry *e, uint64_t h)
+{
+    struct table *t = *tp;
+    /* Keep (live + tombstones) under 85% so probes stay short and every
+     * probe sequence ends at an empty slot. */
+    if ((uint64_t)(t->used + t->tombs + 1) * 100 > (uint64_t)t->cap * 85) {
+        uint32_t ncap = t->cap;
+        if ((uint64_t)(t->used + 1) * 100 > (uint64_t)t->cap * 56)
+            ncap = t->cap + t->cap / 2;
+        resize(tp, ncap); /* same size: just drops tombstones */
+        t = *tp;
+    }
+    t->used++;
+    return (long)place(t, e, h);
+}
+
+void table_remove(struct table **tp, long idx)
+{
+    struct table *t = *tp;
+    uint32_t i = (uint32_t)idx;
+    uint32_t next = i + 1 == t->cap ? 0 : i + 1;
+    t->used--;
+    if (t->tags[next] == TAG_EMPTY) {
+        /* End of a probe run: this slot and the tombstones before it can
+         * become empty again. */
+        t->tags[i] = TAG_EMPTY;
+        for (;;) {
+            i = i == 0 ? t->cap - 1 : i - 1;
+            if (t->tags[i] != TAG_TOMB)
+                break;
+            t->tags[i] = TAG_EMPTY;
+            t->tombs--;
+        }
+    } else {
+        t->tags[i] = TAG_TOMB;
+        t->tombs++;
+    }
+    if (t->cap > 16 && (uint64_t)t->used * 100 < (uint64_t)t->cap * 20)
+        resize(tp, t->cap / 2);
+}
+
+size_t table_bytes(const struct table *t)
+{
+    return t ? sizeof(*t) + (size_t)t->cap * (sizeof(struct entry *) + 1) : 0;
+}

@@ -1,0 +1,731 @@
+/* worker.c - worker threads: event loop, accept, read/parse/execute/write.
+ *
+ * Each worker owns an epoll instance, one SO_REUSEPORT listening socket per
+ * bound address (the kernel spreads new connections across workers, no
+ * hand-off), an eventfd for cross-thread jobs, and its clients.  A read
+ * parses every complete command in the buffer and runs it at once; replies
+ * pile up in the client's buffer and go out with one write(2) per client per
+ * loop turn.
+ *
+ * Back-pressure: a client with more than OBUF_PAUSE bytes unwritten stops
+ * being read (EPOLLIN off) until the socket drains, so a client that
+ * pipelines without reading holds at most that much plus one reply; the
+ * configurable client-output-buffer-limit disconnects it as in Redis.
+ *
+ * Job queue invariant: producers push under w->jlock then write the eventfd;
+ * the owner reads the eventfd before taking the list, so a job pushed after
+ * the list was taken always leaves the eventfd readable for the next turn. */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../base/log.h"
+#include "../base/mem.h"
+#include "../base/util.h"
+#include "../server.h"
+
+#define QBUF_CHUNK (16 * 1024)
+#define OBUF_PAUSE (1024 * 1024)
+#define TAG_LISTEN 1
+#define TAG_EVENT 2
+
+struct job {
+    void (*fn)(struct worker *, void *);
+    void *arg;
+    atomic_int *remaining;
+    struct job *next;
+};
+
+struct worker *workers;
+int nworkers;
+_Thread_local struct worker *cur_worker;
+atomic_int server_shutdown;
+atomic_int connected_clients;
+atomic_ullong next_client_id = 1;
+
+/* epoll data: small integers tag listeners/eventfd; pointers are clients. */
+static inline int is_tag(uint64_t d)
+{
+    return d < 64;
+}
+
+static void ep_mod(struct client *c)
+{
+    struct epoll_event ev;
+    ev.events = (c->flags & CF_READ_PAUSED ? 0 : EPOLLIN) | (c->flags & CF_WANT_WRITE ? EPOLLOUT : 0);
+    ev.data.ptr = c;
+    epoll_ctl(c->w->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+}
+
+static void addr_to_str(const struct sockaddr_storage *sa, char *out, size_t cap)
+{
+    char ip[INET6_ADDRSTRLEN] = "?";
+    int port = 0;
+    if (sa->ss_family == AF_INET) {
+        const struct sockaddr_in *s = (const void *)sa;
+        inet_ntop(AF_INET, &s->sin_addr, ip, sizeof(ip));
+        port = ntohs(s->sin_port);
+    } else if (sa->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *s = (const void *)sa;
+        inet_ntop(AF_INET6, &s->sin6_addr, ip, sizeof(ip));
+        port = ntohs(s->sin6_port);
+    }
+    snprintf(out, cap, "%s:%d", ip, port);
+}
+
+static int is_loopback(const struct sockaddr_storage *sa)
+{
+    if (sa->ss_family == AF_INET) {
+        const struct sockaddr_in *s = (const void *)sa;
+        return (ntohl(s->sin_addr.s_addr) >> 24) == 127;
+    }
+    if (sa->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *s = (const void *)sa;
+        static const unsigned char lo[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+        if (memcmp(&s->sin6_addr, lo, 16) == 0)
+            return 1;
+        /* v4-mapped 127.x */
+        static const unsigned char v4m[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+        return memcmp(&s->sin6_addr, v4m, 12) == 0 && ((const unsigned char *)&s->sin6_addr)[12] == 127;
+    }
+    return 1;
+}
+
+static void refuse(int fd, const char *msg)
+{
+    if (write(fd, msg, strlen(msg)) < 0) {
+        /* The connection is being refused anyway. */
+    }
+    close(fd);
+}
+
+static void client_new(struct worker *w, int fd, const struct sockaddr_storage *sa)
+{
+    struct client *c;
+    struct sockaddr_storage la;
+    socklen_t ll = sizeof(la);
+    struct epoll_event ev;
+    int one = 1;
+
+    if (atomic_fetch_add(&connected_clients, 1) >= cfg.maxclients) {
+        atomic_fetch_sub(&connected_clients, 1);
+        w->stats.rejected_conns++;
+        refuse(fd, "-ERR max number of clients reached\r\n");
+        return;
+    }
+    if (cfg.protected_mode && !cfg.requirepass && !is_loopback(sa)) {
+        atomic_fetch_sub(&connected_clients, 1);
+        w->stats.rejected_conns++;
+        refuse(fd, "-DENIED Running in protected mode because protected mode is enabled and no password is set for the default user. "
+                   "In this mode connections are only accepted from the loopback interface. If you want to connect from external "
+                   "computers, you may adopt one of the following solutions: 1) Just disable protected mode sending the command "
+                   "'CONFIG SET protected-mode no' from the loopback interface by connecting to the server from the same host the "
+                   "server is running, however MAKE SURE the server is not publicly accessible from internet if you do so. Use "
+                   "CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by "
+                   "editing the configuration file, and setting the protected mode option to 'no', and then restarting the server. "
+                   "3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. "
+                   "4) Set up an authentication password for the default user. NOTE: You only need to do one of the above things "
+                   "in order for the server to start accepting connections from the outside.\r\n");
+        return;
+    }
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (cfg.tcp_keepalive > 0)
+        setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+
+    c = hk_calloc(sizeof(*c));
+    c->fd = fd;
+    c->w = w;
+    c->id = atomic_fetch_add(&next_client_id, 1);
+    c->qcap = QBUF_CHUNK;
+    c->qbuf = hk_malloc(c->qcap);
+    resp_parser_init(&c->parser);
+    c->parser.max_bulk = cfg.proto_max_bulk_len;
+    reply_init(&c->out);
+    c->authenticated = cfg.requirepass == NULL;
+    c->parser.authenticated = c->authenticated;
+    c->ctime_ms = c->last_ms = time_ms();
+    addr_to_str(sa, c->addr, sizeof(c->addr));
+    if (getsockname(fd, (struct sockaddr *)&la, &ll) == 0)
+        addr_to_str(&la, c->laddr, sizeof(c->laddr));
+    c->argv_cap = 16;
+    c->argv = hk_malloc(sizeof(*c->argv) * 16);
+    c->argvlen = hk_malloc(sizeof(*c->argvlen) * 16);
+    c->kslot = hk_malloc(sizeof(*c->kslot) * 16);
+
+    c->next = w->clients;
+    if (w->clients)
+        w->clients->prev = c;
+    w->clients = c;
+    w->nclients++;
+    w->stats.conns_received++;
+
+    ev.events = EPOLLIN;
+    ev.data.ptr = c;
+    epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static void pending_unlink(struct client *c)
+{
+    struct client **pp = &c->w->pending_write;
+    while (*pp) {
+        if (*pp == c) {
+            *pp = c->pw_next;
+            break;
+        }
+        pp = &(*pp)->pw_next;
+    }
+    c->flags &= ~CF_PENDING_WRITE;
+}
+
+void client_close(struct client *c)
+{
+    struct worker *w = c->w;
+    if (c->flags & CF_PENDING_WRITE)
+        pending_unlink(c);
+    epoll_ctl(w->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    close(c->fd);
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        w->clients = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    w->nclients--;
+    atomic_fetch_sub(&connected_clients, 1);
+    resp_parser_free(&c->parser);
+    reply_free(&c->out);
+    hk_free(c->qbuf);
+    hk_free(c->name);
+    hk_free(c->lib_name);
+    hk_free(c->lib_ver);
+    hk_free(c->argv);
+    hk_free(c->argvlen);
+    hk_free(c->kslot);
+    hk_free(c);
+}
+
+/* Write what is pending.  Returns -1 if the client was closed. */
+static int client_write(struct client *c)
+{
+    while (c->sent < c->out.len) {
+        ssize_t n = write(c->fd, c->out.buf + c->sent, c->out.len - c->sent);
+        if (n > 0) {
+            c->sent += (size_t)n;
+            c->w->stats.net_out += (unsigned long long)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            break;
+        client_close(c);
+        return -1;
+    }
+    if (c->sent == c->out.len) {
+        reply_consume(&c->out, c->sent);
+        c->sent = 0;
+        c->obuf_soft_since = 0;
+        if (c->flags & (CF_CLOSE_AFTER_REPLY | CF_CLOSE_ASAP)) {
+            client_close(c);
+            return -1;
+        }
+        if (c->flags & (CF_WANT_WRITE | CF_READ_PAUSED)) {
+            int was_paused = c->flags & CF_READ_PAUSED;
+            c->flags &= ~(CF_WANT_WRITE | CF_READ_PAUSED);
+            ep_mod(c);
+            if (was_paused)
+                return 1; /* caller should resume parsing */
+        }
+        return 0;
+    }
+    if (!(c->flags & CF_WANT_WRITE)) {
+        c->flags |= CF_WANT_WRITE;
+        ep_mod(c);
+    }
+    return 0;
+}
+
+/* Redis's client-output-buffer-limit check; returns 1 if c must go. */
+static int obuf_over_limit(struct client *c)
+{
+    const struct obuf_limit *l = &cfg.obuf[CLIENT_CLASS_NORMAL];
+    size_t pending = c->out.len - c->sent;
+    if (l->hard && (long long)pending >= l->hard)
+        return 1;
+    if (l->soft && (long long)pending >= l->soft) {
+        long long now = time_ms();
+        if (!c->obuf_soft_since)
+            c->obuf_soft_since = now;
+        else if (now - c->obuf_soft_since >= l->soft_secs * 1000)
+            return 1;
+    } else {
+        c->obuf_soft_since = 0;
+    }
+    return 0;
+}
+
+static void protocol_error(struct client *c, int code)
+{
+    char msg[128];
+    if (code == RESP_E_EXPECTED_DOLLAR)
+        snprintf(msg, sizeof(msg), "ERR Protocol error: expected '$', got '%c'", c->parser.bad_char);
+    else
+        snprintf(msg, sizeof(msg), "ERR Protocol error: %s", resp_strerror(code));
+    c->out.muted = 0;
+    reply_error(&c->out, msg);
+    c->flags |= CF_CLOSE_AFTER_REPLY;
+}
+
+static void set_args(struct client *c)
+{
+    struct resp_parser *p = &c->parser;
+    char *base = c->qbuf + c->qpos;
+    if (p->argc > c->argv_cap) {
+        while (c->argv_cap < p->argc)
+            c->argv_cap *= 2;
+        c->argv = hk_realloc(c->argv, sizeof(*c->argv) * (size_t)c->argv_cap);
+        c->argvlen = hk_realloc(c->argvlen, sizeof(*c->argvlen) * (size_t)c->argv_cap);
+        c->kslot = hk_realloc(c->kslot, sizeof(*c->kslot) * (size_t)c->argv_cap);
+    }
+    for (int i = 0; i < p->argc; i++) {
+        c->argv[i] = base + p->argv[i].off;
+        c->argvlen[i] = p->argv[i].len;
+    }
+    c->argc = p->argc;
+}
+
+/* Parse and run every complete command in the query buffer. */
+static void process_input(struct client *c)
+{
+    c->w->now_us = time_us();
+    c->last_ms = c->w->now_us / 1000;
+    while (c->qpos < c->qlen && !(c->flags & (CF_CLOSE_AFTER_REPLY | CF_CLOSE_ASAP))) {
+        if (c->out.len - c->sent > OBUF_PAUSE) {
+            if (!(c->flags & CF_READ_PAUSED)) {
+                c->flags |= CF_READ_PAUSED;
+                ep_mod(c);
+            }
+            break;
+        }
+        int rc = resp_parse(&c->parser, c->qbuf + c->qpos, c->qlen - c->qpos);
+        if (rc == RESP_INCOMPLETE)
+            break;
+        if (rc < 0) {
+            protocol_error(c, rc);
+            c->qpos = c->qlen;
+            break;
+        }
+        if (c->parser.argc > 0) {
+            set_args(c);
+            cmd_execute(c);
+        }
+        c->qpos += c->parser.consumed;
+        resp_parser_reset(&c->parser);
+        c->parser.authenticated = c->authenticated;
+        c->parser.max_bulk = cfg.proto_max_bulk_len;
+    }
+    /* Compact: keep only the unparsed tail at the front of the buffer. */
+    if (c->qpos > 0) {
+        size_t rest = c->qlen - c->qpos;
+        if (rest)
+            memmove(c->qbuf, c->qbuf + c->qpos, rest);
+        c->qlen = rest;
+        c->qpos = 0;
+    }
+    if (c->qlen == 0 && c->qcap > 4 * QBUF_CHUNK) {
+        hk_free(c->qbuf);
+        c->qcap = QBUF_CHUNK;
+        c->qbuf = hk_malloc(c->qcap);
+    }
+    if (c->out.len > c->sent && !(c->flags & CF_PENDING_WRITE)) {
+        c->flags |= CF_PENDING_WRITE;
+        c->pw_next = c->w->pending_write;
+        c->w->pending_write = c;
+    } else if ((c->flags & (CF_CLOSE_AFTER_REPLY | CF_CLOSE_ASAP)) && !(c->flags & CF_PENDING_WRITE)) {
+        c->flags |= CF_PENDING_WRITE;
+        c->pw_next = c->w->pending_write;
+        c->w->pending_write = c;
+    }
+    if (c->out.len > c->sent && obuf_over_limit(c)) {
+        log_msg(LL_WARNING, "Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of output buffer limits.",
+                (unsigned long long)c->id, c->addr);
+        c->flags |= CF_CLOSE_ASAP;
+        c->sent = c->out.len; /* drop what is pending */
+    }
+}
+
+static void client_read(struct client *c)
+{
+    size_t want = QBUF_CHUNK;
+    ssize_t n;
+
+    if (c->parser.need > c->qlen)
+        want = c->parser.need - c->qlen;
+    if (c->qcap - c->qlen < want) {
+        size_t nc = c->qcap;
+        while (nc - c->qlen < want)
+            nc *= 2;
+        c->qbuf = hk_realloc(c->qbuf, nc);
+        c->qcap = nc;
+    }
+    n = read(c->fd, c->qbuf + c->qlen, c->qcap - c->qlen);
+    if (n <= 0) {
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+            return;
+        client_close(c);
+        return;
+    }
+    c->qlen += (size_t)n;
+    c->w->stats.net_in += (unsigned long long)n;
+    if (c->qlen > c->qbuf_peak)
+        c->qbuf_peak = c->qlen;
+    if ((long long)(c->qlen - c->qpos) > cfg.client_query_buffer_limit ||
+        (long long)c->parser.need > cfg.client_query_buffer_limit) {
+        log_msg(LL_WARNING, "Closing client that reached max query buffer length: id=%llu addr=%s (qbuf initial bytes: \"%.32s\")",
+                (unsigned long long)c->id, c->addr, c->qbuf);
+        client_close(c);
+        return;
+    }
+    process_input(c);
+}
+
+static void do_accept(struct worker *w, int lfd)
+{
+    for (int i = 0; i < 64; i++) {
+        struct sockaddr_storage sa;
+        socklen_t sl = sizeof(sa);
+        int fd = accept4(lfd, (struct sockaddr *)&sa, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0)
+            return;
+        client_new(w, fd, &sa);
+    }
+}
+
+static void run_jobs(struct worker *w)
+{
+    uint64_t v;
+    struct job *list, *rev = NULL;
+    if (read(w->efd, &v, sizeof(v)) < 0) {
+        /* EAGAIN: nothing was signalled; the list may still hold jobs. */
+    }
+    pthread_mutex_lock(&w->jlock);
+    list = w->jobs;
+    w->jobs = NULL;
+    pthread_mutex_unlock(&w->jlock);
+    while (list) { /* pushed LIFO: reverse to run in order */
+        struct job *n = list->next;
+        list->next = rev;
+        rev = list;
+        list = n;
+    }
+    while (rev) {
+        struct job *j = rev;
+        rev = rev->next;
+        j->fn(w, j->arg);
+        atomic_fetch_sub(j->remaining, 1);
+        hk_free(j);
+    }
+}
+
+void worker_broadcast(void (*fn)(struct worker *, void *), void *arg)
+{
+    atomic_int remaining;
+    struct worker *self = cur_worker;
+    atomic_init(&remaining, 0);
+    for (int i = 0; i < nworkers; i++) {
+        struct worker *w = &workers[i];
+        if (w == self)
+            continue;
+        struct job *j = hk_malloc(sizeof(*j));
+        uint64_t one = 1;
+        j->fn = fn;
+        j->arg = arg;
+        j->remaining = &remaining;
+        atomic_fetch_add(&remaining, 1);
+        pthread_mutex_lock(&w->jlock);
+        j->next = w->jobs;
+        w->jobs = j;
+        pthread_mutex_unlock(&w->jlock);
+        if (write(w->efd, &one, sizeof(one)) < 0) {
+            /* eventfd counter overflow cannot happen with one-increments. */
+        }
+    }
+    if (self)
+        fn(self, arg);
+    while (atomic_load(&remaining) > 0) {
+        /* Serve our own queue while waiting, so two workers broadcasting at
+         * once cannot wait on each other. */
+        if (self)
+            run_jobs(self);
+        struct timespec ts = {0, 20000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void flush_pending(struct worker *w)
+{
+    while (w->pending_write) {
+        struct client *c = w->pending_write;
+        w->pending_write = c->pw_next;
+        c->flags &= ~CF_PENDING_WRITE;
+        client_write(c);
+    }
+}
+
+static void cron(struct worker *w)
+{
+    long long now = time_ms();
+    /* Worker 0 advances the LRU clock for everybody. */
+    if (w->id == 0)
+        lru_clock_now = lru_clock();
+    /* Idle timeout. */
+    if (cfg.timeout > 0) {
+        struct client *c = w->clients, *n;
+        for (; c; c = n) {
+            n = c->next;
+            if (now - c->last_ms > (long long)cfg.timeout * 1000 && c->out.len == c->sent) {
+                log_msg(LL_VERBOSE, "Closing idle client");
+                client_close(c);
+            }
+        }
+    }
+    /* Soft output-buffer limits need time to pass even without new input. */
+    for (struct client *c = w->clients, *n; c; c = n) {
+        n = c->next;
+        if (c->out.len > c->sent && obuf_over_limit(c))
+            client_close(c);
+    }
+    /* Active expiry over this worker's share of the slots: a quarter of a
+     * cron period at most, as Redis budgets its slow cycle. */
+    if (cfg.active_expire) {
+        unsigned per = (NSLOTS + (unsigned)nworkers - 1) / (unsigned)nworkers;
+        unsigned from = (unsigned)w->id * per, to = from + per > NSLOTS ? NSLOTS : from + per;
+        long long budget = 250000 / (cfg.hz > 0 ? cfg.hz : 10);
+        if (from < to)
+            db_active_expire(from, to, &w->expire_cursor, budget);
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    struct epoll_event evs[256];
+    char name[16];
+
+    cur_worker = w;
+    db_tstats = &w->stats.db;
+    snprintf(name, sizeof(name), "hotkv-w%d", w->id);
+    pthread_setname_np(pthread_self(), name);
+    w->next_cron_ms = time_ms();
+
+    while (!atomic_load_explicit(&server_shutdown, memory_order_relaxed)) {
+        long long now = time_ms();
+        int timeout = (int)(w->next_cron_ms - now);
+        if (timeout < 0)
+            timeout = 0;
+        int n = epoll_wait(w->epfd, evs, 256, timeout);
+        for (int i = 0; i < n; i++) {
+            uint64_t d = evs[i].data.u64;
+            if (is_tag(d)) {
+                if (d == TAG_EVENT)
+                    run_jobs(w);
+                else
+                    do_accept(w, w->lfds[d - 8]);
+                continue;
+            }
+            struct client *c = evs[i].data.ptr;
+            if (evs[i].events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) {
+                int rc = client_write(c);
+                if (rc < 0)
+                    continue;
+                if (rc == 1)
+                    process_input(c);
+            }
+            if ((evs[i].events & EPOLLIN) && !(c->flags & CF_READ_PAUSED))
+                client_read(c);
+        }
+        flush_pending(w);
+        now = time_ms();
+        if (now >= w->next_cron_ms) {
+            cron(w);
+            w->next_cron_ms = now + 1000 / (cfg.hz > 0 ? cfg.hz : 10);
+        }
+    }
+    /* Flush what we can and close every client. */
+    flush_pending(w);
+    while (w->clients)
+        client_close(w->clients);
+    return NULL;
+}
+
+/* Listening sockets: one per worker per address, SO_REUSEPORT. */
+static int listen_one(const char *addr, int port)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl;
+    int fd, one = 1;
+    memset(&ss, 0, sizeof(ss));
+    if (strchr(addr, ':')) {
+        struct sockaddr_in6 *s6 = (void *)&ss;
+        s6->sin6_family = AF_INET6;
+        s6->sin6_port = htons((uint16_t)port);
+        if (inet_pton(AF_INET6, addr, &s6->sin6_addr) != 1)
+            return -1;
+        sl = sizeof(*s6);
+    } else {
+        struct sockaddr_in *s4 = (void *)&ss;
+        s4->sin_family = AF_INET;
+        s4->sin_port = htons((uint16_t)port);
+        if (strcmp(addr, "*") == 0)
+            s4->sin_addr.s_addr = htonl(INADDR_ANY);
+        else if (inet_pton(AF_INET, addr, &s4->sin_addr) != 1)
+            return -1;
+        sl = sizeof(*s4);
+    }
+    fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+    if (ss.ss_family == AF_INET6)
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+    if (bind(fd, (struct sockaddr *)&ss, sl) < 0 || listen(fd, cfg.tcp_backlog) < 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+int workers_start(int n)
+{
+    char *addrs = hk_strdup(cfg.bind), *save = NULL, *a;
+    nworkers = n;
+    workers = hk_calloc(sizeof(struct worker) * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        struct worker *w = &workers[i];
+        struct epoll_event ev;
+        int ncmd = cmd_count();
+        w->id = i;
+        w->epfd = epoll_create1(EPOLL_CLOEXEC);
+        w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        pthread_mutex_init(&w->jlock, NULL);
+        w->stats.cmd_calls = hk_calloc(sizeof(unsigned long long) * (size_t)ncmd);
+        w->stats.cmd_usec = hk_calloc(sizeof(unsigned long long) * (size_t)ncmd);
+        w->stats.cmd_rejected = hk_calloc(sizeof(unsigned long long) * (size_t)ncmd);
+        w->stats.cmd_failed = hk_calloc(sizeof(unsigned long long) * (size_t)ncmd);
+        ev.events = EPOLLIN;
+        ev.data.u64 = TAG_EVENT;
+        epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->efd, &ev);
+    }
+    for (a = strtok_r(addrs, " ", &save); a; a = strtok_r(NULL, " ", &save)) {
+        const char *addr = a[0] == '-' ? a + 1 : a; /* "-::1": optional */
+        for (int i = 0; i < n; i++) {
+            struct worker *w = &workers[i];
+            int fd = listen_one(addr, cfg.port);
+            if (fd < 0) {
+                if (a[0] == '-')
+                    break;
+                log_msg(LL_WARNING, "Warning: Could not create server TCP listening socket %s:%d: %s", addr, cfg.port, strerror(errno));
+                hk_free(addrs);
+                return -1;
+            }
+            struct epoll_event ev;
+            ev.events = EPOLLIN;
+            ev.data.u64 = (uint64_t)(8 + w->nlfd);
+            w->lfds[w->nlfd++] = fd;
+            epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev);
+        }
+    }
+    hk_free(addrs);
+    for (int i = 0; i < n; i++)
+        pthread_create(&workers[i].tid, NULL, worker_main, &workers[i]);
+    return 0;
+}
+
+void workers_wake_all(void)
+{
+    uint64_t one = 1;
+    for (int i = 0; i < nworkers; i++)
+        if (write(workers[i].efd, &one, sizeof(one)) < 0) {
+            /* Best effort: the worker also wakes on its cron timeout. */
+        }
+}
+
+void workers_join(void)
+{
+    for (int i = 0; i < nworkers; i++)
+        pthread_join(workers[i].tid, NULL);
+}
+
+/* Stats are written by their worker with plain stores and read here while
+ * workers run: values are approximate snapshots (INFO semantics), and each
+ * field is a naturally aligned 64-bit word on x86-64, so reads never tear.
+ * The TSan build suppresses these reads (tests/tsan.supp). */
+void stats_sum(struct worker_stats *o)
+{
+    int ncmd = cmd_count();
+    unsigned long long *calls = o->cmd_calls, *usec = o->cmd_usec, *rej = o->cmd_rejected, *fail = o->cmd_failed;
+    memset(o, 0, sizeof(*o));
+    o->cmd_calls = calls;
+    o->cmd_usec = usec;
+    o->cmd_rejected = rej;
+    o->cmd_failed = fail;
+    if (calls) {
+        memset(calls, 0, sizeof(*calls) * (size_t)ncmd);
+        memset(usec, 0, sizeof(*usec) * (size_t)ncmd);
+        memset(rej, 0, sizeof(*rej) * (size_t)ncmd);
+        memset(fail, 0, sizeof(*fail) * (size_t)ncmd);
+    }
+    for (int i = 0; i < nworkers; i++) {
+        struct worker_stats *s = &workers[i].stats;
+        o->commands += s->commands;
+        o->conns_received += s->conns_received;
+        o->rejected_conns += s->rejected_conns;
+        o->net_in += s->net_in;
+        o->net_out += s->net_out;
+        o->errors += s->errors;
+        o->unexpected_errors += s->unexpected_errors;
+        o->db.hits += s->db.hits;
+        o->db.misses += s->db.misses;
+        o->db.expired += s->db.expired;
+        if (calls) {
+            for (int k = 0; k < ncmd; k++) {
+                calls[k] += s->cmd_calls[k];
+                usec[k] += s->cmd_usec[k];
+                rej[k] += s->cmd_rejected[k];
+                fail[k] += s->cmd_failed[k];
+            }
+        }
+    }
+}
+
+static void reset_one(struct worker *w, void *arg)
+{
+    int ncmd = cmd_count();
+    (void)arg;
+    w->stats.commands = w->stats.conns_received = w->stats.rejected_conns = 0;
+    w->stats.net_in = w->stats.net_out = w->stats.errors = w->stats.unexpected_errors = 0;
+    memset(&w->stats.db, 0, sizeof(w->stats.db));
+    memset(w->stats.cmd_calls, 0, sizeof(unsigned long long) * (size_t)ncmd);
+    memset(w->stats.cmd_usec, 0, sizeof(unsigned long long) * (size_t)ncmd);
+    memset(w->stats.cmd_rejected, 0, sizeof(unsigned long long) * (size_t)ncmd);
+    memset(w->stats.cmd_failed, 0, sizeof(unsigned long long) * (size_t)ncmd);
+}
+
+void stats_reset(void)
+{
+    worker_broadcast(reset_one, NULL);
+}

@@ -1,0 +1,139 @@
+/* server.c - process start-up and shutdown: configuration, daemonizing,
+ * pidfile, workers, signals.
+ *
+ * Signals are blocked in every thread and taken synchronously by the main
+ * thread with sigwait(), so no handler ever runs in the middle of a
+ * command.  SHUTDOWN raises SIGTERM at the process for the same path. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "base/mem.h"
+#include "base/util.h"
+#include "cmd/commands.h"
+#include "config/config.h"
+#include "server.h"
+
+long long server_start_ms;
+
+int workers_start(int n);
+void workers_join(void);
+void workers_wake_all(void);
+
+void server_request_shutdown(void)
+{
+    kill(getpid(), SIGTERM);
+}
+
+static void daemonize(void)
+{
+    int fd;
+    if (fork() != 0)
+        exit(0);
+    setsid();
+    if ((fd = open("/dev/null", O_RDWR)) != -1) {
+        dup2(fd, STDIN_FILENO);
+        if (!cfg.logfile || !cfg.logfile[0]) {
+            dup2(fd, STDOUT_FILENO);
+            dup2(fd, STDERR_FILENO);
+        }
+        if (fd > STDERR_FILENO)
+            close(fd);
+    }
+}
+
+static void write_pidfile(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        log_msg(LL_WARNING, "Failed to write PID file: %s", strerror(errno));
+        return;
+    }
+    fprintf(f, "%d\n", (int)getpid());
+    fclose(f);
+}
+
+int server_main(int argc, char **argv)
+{
+    char err[2048];
+    sigset_t set;
+    int sig;
+    const char *pidfile;
+
+    if (argc == 2 && (!strcmp(argv[1], "-v") || !strcmp(argv[1], "--version"))) {
+        printf("HotKV server v=%s redis_compat=%s malloc=%s bits=64\n", HOTKV_VERSION, REDIS_COMPAT_VERSION, mem_allocator());
+        return 0;
+    }
+    if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        printf("Usage: hotkv-server [/path/to/hotkv.conf] [--name value ...]\n"
+               "Examples:\n"
+               "  hotkv-server --port 7000 --threads 4\n"
+               "  hotkv-server /etc/hotkv.conf --loglevel verbose --requirepass secret\n");
+        return 0;
+    }
+    config_defaults();
+    cmd_init();
+    if (config_from_args(argc, argv, err, sizeof(err)) < 0) {
+        fprintf(stderr, "\n%s\n", err);
+        return 1;
+    }
+    if (log_open(cfg.logfile) < 0) {
+        fprintf(stderr, "Can't open the log file: %s\n", strerror(errno));
+        return 1;
+    }
+    log_set_level(cfg.loglevel);
+    if (cfg.dir && chdir(cfg.dir) < 0) {
+        fprintf(stderr, "Can't chdir to '%s': %s\n", cfg.dir, strerror(errno));
+        return 1;
+    }
+    if (cfg.daemonize)
+        daemonize();
+    pidfile = cfg.pidfile && cfg.pidfile[0] ? cfg.pidfile : (cfg.daemonize ? "/var/run/hotkv.pid" : NULL);
+    if (pidfile)
+        write_pidfile(pidfile);
+
+    /* Block the signals we take with sigwait before any thread starts. */
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    server_start_ms = time_ms();
+    log_msg(LL_NOTICE, "oO0OoO0OoO0Oo HotKV is starting oO0OoO0OoO0Oo");
+    log_msg(LL_NOTICE, "HotKV version=%s, redis_compat=%s, bits=64, pid=%d, just started", HOTKV_VERSION, REDIS_COMPAT_VERSION, (int)getpid());
+    db_init(cfg.databases);
+    if (workers_start(cfg.threads) < 0) {
+        log_msg(LL_WARNING, "Failed listening on port %d (tcp), aborting.", cfg.port);
+        if (pidfile)
+            unlink(pidfile);
+        return 1;
+    }
+    log_msg(LL_NOTICE, "Server initialized with %d worker threads", cfg.threads);
+    log_msg(LL_NOTICE, "Ready to accept connections tcp");
+
+    for (;;) {
+        if (sigwait(&set, &sig) != 0)
+            continue;
+        if (sig == SIGINT)
+            log_msg(LL_WARNING, "Received SIGINT scheduling shutdown...");
+        else
+            log_msg(LL_WARNING, "Received SIGTERM scheduling shutdown...");
+        break;
+    }
+    log_msg(LL_WARNING, "User requested shutdown...");
+    atomic_store(&server_shutdown, 1);
+    workers_wake_all();
+    workers_join();
+    if (pidfile)
+        unlink(pidfile);
+    log_msg(LL_WARNING, "HotKV is now ready to exit, bye bye...");
+    return 0;
+}

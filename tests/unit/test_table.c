@@ -1,0 +1,325 @@
+/* test_table.c - unit tests for the shard hash index (src/db/table.c):
+ * insert/find/remove at 100k keys, growth and shrink, tombstone reuse,
+ * random insert/delete rounds checked against a presence bitmap, and the
+ * index's bytes per key. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db.h"
+#include "db/table.h"
+#include "test.h"
+
+static size_t key_of(char *buf, unsigned i)
+{
+    return (size_t)snprintf(buf, 32, "key:%u", i);
+}
+
+static struct entry *new_key(unsigned i)
+{
+    char k[32], v[32];
+    size_t kl = key_of(k, i);
+    size_t vl = (size_t)snprintf(v, sizeof(v), "val-%u", i);
+    return entry_new_string(k, kl, v, vl, -1);
+}
+
+static long find_key(const struct table *t, unsigned i)
+{
+    char k[32];
+    size_t kl = key_of(k, i);
+    return table_find(t, k, kl, table_hash(k, kl));
+}
+
+static void insert_key(struct table **tp, unsigned i)
+{
+    struct entry *e = new_key(i);
+    long idx = table_insert(tp, e, table_hash(entry_key(e), e->klen));
+    if (idx < 0 || (*tp)->slots[idx] != e)
+        test_fail(__FILE__, __LINE__, "table_insert(key:%u) returned bad slot %ld", i, idx);
+}
+
+/* Remove key i, which must be present; frees its entry. */
+static int remove_key(struct table **tp, unsigned i)
+{
+    long idx = find_key(*tp, i);
+    if (idx < 0)
+        return 0;
+    struct entry *e = (*tp)->slots[idx];
+    table_remove(tp, idx);
+    entry_free(e);
+    return 1;
+}
+
+/* The entry at slot idx is key i with its value. */
+static int slot_is_key(const struct table *t, long idx, unsigned i)
+{
+    char k[32], v[32];
+    size_t kl = key_of(k, i);
+    size_t vl = (size_t)snprintf(v, sizeof(v), "val-%u", i);
+    if (idx < 0 || (uint32_t)idx >= t->cap || !table_full(t, (uint32_t)idx))
+        return 0;
+    struct entry *e = t->slots[idx];
+    return e->klen == kl && memcmp(entry_key(e), k, kl) == 0 && e->vlen == vl &&
+           memcmp(entry_val(e), v, vl) == 0;
+}
+
+/* Counters agree with the tag array. */
+static int table_consistent(const struct table *t)
+{
+    uint32_t full = 0, tombs = 0, empty = 0;
+    for (uint32_t i = 0; i < t->cap; i++) {
+        if (table_full(t, i))
+            full++;
+        else if (t->tags[i] == TAG_TOMB)
+            tombs++;
+        else if (t->tags[i] == TAG_EMPTY)
+            empty++;
+    }
+    return full == t->used && tombs == t->tombs && full + tombs + empty == t->cap && empty > 0;
+}
+
+static unsigned shuffle_rng = 12345;
+static unsigned next_rand(void)
+{
+    shuffle_rng = shuffle_rng * 1103515245u + 12345u;
+    return shuffle_rng >> 8;
+}
+
+TEST(test_table_insert_find_remove_100k)
+{
+    enum { N = 100000 };
+    struct table *t = table_new(4);
+    unsigned *order = malloc(sizeof(unsigned) * N);
+    int bad = 0;
+
+    for (unsigned i = 0; i < N; i++)
+        insert_key(&t, i);
+    CHECK_EQ(t->used, N);
+    CHECK(table_consistent(t));
+    for (unsigned i = 0; i < N && bad < 5; i++) {
+        if (!slot_is_key(t, find_key(t, i), i)) {
+            test_fail(__FILE__, __LINE__, "key:%u not found after insert", i);
+            bad++;
+        }
+    }
+    for (unsigned i = N; i < N + 10000; i++)
+        if (find_key(t, i) >= 0 && bad++ < 5)
+            test_fail(__FILE__, __LINE__, "absent key:%u found", i);
+    /* Remove in random order; the rest stays findable. */
+    for (unsigned i = 0; i < N; i++)
+        order[i] = i;
+    for (unsigned i = N - 1; i > 0; i--) {
+        unsigned j = next_rand() % (i + 1), x = order[i];
+        order[i] = order[j];
+        order[j] = x;
+    }
+    for (unsigned n = 0; n < N; n++) {
+        if (!remove_key(&t, order[n]) && bad++ < 5)
+            test_fail(__FILE__, __LINE__, "key:%u vanished before removal", order[n]);
+        if (n % 9973 == 0) {
+            for (unsigned m = n + 1; m < N; m += 7)
+                if (!slot_is_key(t, find_key(t, order[m]), order[m]) && bad++ < 5)
+                    test_fail(__FILE__, __LINE__, "key:%u lost after %u removals", order[m], n + 1);
+            CHECK(table_consistent(t));
+        }
+    }
+    CHECK_EQ(t->used, 0);
+    CHECK(find_key(t, 0) < 0);
+    CHECK(table_consistent(t));
+    free(order);
+    table_free(t, entry_free);
+}
+
+TEST(test_table_growth_and_shrink)
+{
+    struct table *t = table_new(4);
+    uint32_t cap_prev = t->cap, grows = 0;
+    CHECK_EQ(t->cap, 4);
+    for (unsigned i = 0; i < 50000; i++) {
+        insert_key(&t, i);
+        if (t->cap != cap_prev) {
+            /* Grows by about 1.5x, and only when full enough. */
+            CHECK(t->cap > cap_prev);
+            CHECK((uint64_t)t->cap * 2 <= (uint64_t)cap_prev * 3 + 2);
+            CHECK((uint64_t)(t->used) * 100 >= (uint64_t)cap_prev * 56);
+            cap_prev = t->cap;
+            grows++;
+        }
+        /* Load never passes 85%. */
+        if ((uint64_t)(t->used + t->tombs) * 100 > (uint64_t)t->cap * 85 + 100)
+            test_fail(__FILE__, __LINE__, "load %u/%u too high", t->used + t->tombs, t->cap);
+    }
+    CHECK(grows > 10);
+    uint32_t big = t->cap;
+    for (unsigned i = 0; i < 49990; i++)
+        CHECK(remove_key(&t, i));
+    CHECK_EQ(t->used, 10);
+    CHECK(t->cap < big / 100);
+    CHECK(t->cap <= 64);
+    for (unsigned i = 49990; i < 50000; i++)
+        CHECK(slot_is_key(t, find_key(t, i), i));
+    CHECK(table_consistent(t));
+    /* And it grows again from there. */
+    for (unsigned i = 0; i < 1000; i++)
+        insert_key(&t, i);
+    for (unsigned i = 0; i < 1000; i++)
+        CHECK(slot_is_key(t, find_key(t, i), i));
+    CHECK(table_consistent(t));
+    table_free(t, entry_free);
+}
+
+TEST(test_table_tombstone_reuse)
+{
+    /* A key removed from the middle of a probe run leaves a tombstone; the
+     * same key inserted again lands back in that slot and consumes it. */
+    struct table *t = table_new(1000);
+    int found = 0;
+    for (unsigned i = 0; i < 700; i++)
+        insert_key(&t, i);
+    CHECK_EQ(t->cap, 1000);
+    for (unsigned i = 0; i < 700 && !found; i++) {
+        long idx = find_key(t, i);
+        uint32_t next = (uint32_t)idx + 1 == t->cap ? 0 : (uint32_t)idx + 1;
+        if (!table_full(t, next))
+            continue;
+        uint32_t tombs = t->tombs;
+        CHECK(remove_key(&t, i));
+        CHECK_EQ(t->tombs, tombs + 1);
+        CHECK_EQ(t->tags[idx], TAG_TOMB);
+        CHECK(find_key(t, i) < 0);
+        insert_key(&t, i);
+        CHECK_EQ(t->tombs, tombs);
+        CHECK_EQ(find_key(t, i), idx);
+        found = 1;
+    }
+    CHECK(found);
+    /* Removing the last slot of a run clears it and the tombstones just
+     * before it. */
+    for (unsigned i = 0; i < 700; i++) {
+        long idx = find_key(t, i);
+        uint32_t prev = idx == 0 ? t->cap - 1 : (uint32_t)idx - 1;
+        uint32_t next = (uint32_t)idx + 1 == t->cap ? 0 : (uint32_t)idx + 1;
+        if (t->tags[next] != TAG_EMPTY || !table_full(t, prev))
+            continue;
+        /* Make prev a tombstone, then remove idx. */
+        struct entry *pe = t->slots[prev];
+        uint32_t tombs = t->tombs;
+        table_remove(&t, (long)prev);
+        CHECK_EQ(t->tombs, tombs + 1);
+        CHECK_EQ(t->tags[prev], TAG_TOMB);
+        CHECK(remove_key(&t, i));
+        CHECK_EQ(t->tags[idx], TAG_EMPTY);
+        CHECK_EQ(t->tags[prev], TAG_EMPTY);
+        CHECK_EQ(t->tombs, tombs);
+        entry_free(pe);
+        break;
+    }
+    CHECK(table_consistent(t));
+    table_free(t, entry_free);
+}
+
+TEST(test_table_tombstones_do_not_fill_table)
+{
+    /* Insert/delete churn at a constant size: tombstones are recycled or
+     * dropped by a same-size rehash, so the table neither grows without
+     * bound nor runs out of empty slots (probes must terminate). */
+    struct table *t = table_new(4);
+    for (unsigned i = 0; i < 1000; i++)
+        insert_key(&t, i);
+    uint32_t cap = t->cap;
+    for (unsigned i = 1000; i < 200000; i++) {
+        insert_key(&t, i);
+        CHECK(remove_key(&t, i - 1000));
+        if (t->used + t->tombs >= t->cap) {
+            test_fail(__FILE__, __LINE__, "no empty slot left");
+            break;
+        }
+    }
+    CHECK_EQ(t->used, 1000);
+    CHECK(t->cap <= cap * 2);
+    CHECK(table_consistent(t));
+    for (unsigned i = 199000; i < 200000; i++)
+        CHECK(slot_is_key(t, find_key(t, i), i));
+    table_free(t, entry_free);
+}
+
+TEST(test_table_random_rounds_match_reference)
+{
+    enum { KEYS = 20000, OPS = 400000 };
+    static unsigned char present[KEYS];
+    struct table *t = table_new(4);
+    unsigned live = 0;
+    int bad = 0;
+    memset(present, 0, sizeof(present));
+    shuffle_rng = 777;
+    for (unsigned op = 0; op < OPS && bad < 5; op++) {
+        /* Phases bias toward inserts or deletes so the size swings and the
+         * table grows and shrinks repeatedly. */
+        unsigned phase = (op / 50000) % 2;
+        unsigned k = next_rand() % KEYS;
+        int want_insert = (next_rand() % 100) < (phase ? 30u : 70u);
+        if (present[k]) {
+            if (!slot_is_key(t, find_key(t, k), k)) {
+                test_fail(__FILE__, __LINE__, "op %u: key:%u should be present", op, k);
+                bad++;
+            }
+            if (!want_insert) {
+                CHECK(remove_key(&t, k));
+                present[k] = 0;
+                live--;
+            }
+        } else {
+            if (find_key(t, k) >= 0) {
+                test_fail(__FILE__, __LINE__, "op %u: key:%u should be absent", op, k);
+                bad++;
+            }
+            if (want_insert) {
+                insert_key(&t, k);
+                present[k] = 1;
+                live++;
+            }
+        }
+        if (op % 25000 == 0 || op == OPS - 1) {
+            for (unsigned i = 0; i < KEYS; i++) {
+                long idx = find_key(t, i);
+                if (present[i] ? !slot_is_key(t, idx, i) : idx >= 0) {
+                    if (bad++ < 5)
+                        test_fail(__FILE__, __LINE__, "op %u: key:%u presence wrong", op, i);
+                }
+            }
+            CHECK_EQ(t->used, live);
+            CHECK(table_consistent(t));
+        }
+    }
+    table_free(t, entry_free);
+}
+
+TEST(test_table_bytes_per_key)
+{
+    /* Between growths the load is 0.56..0.85, so index memory per key (one
+     * pointer and one tag byte per slot) stays under 16 bytes once a table
+     * is past its first few growths. */
+    struct table *t = table_new(4);
+    double worst = 0, sum = 0;
+    unsigned samples = 0, worst_at = 0;
+    CHECK_EQ(table_bytes(NULL), 0);
+    for (unsigned i = 0; i < 100000; i++) {
+        insert_key(&t, i);
+        if (i + 1 >= 1000) {
+            double per = (double)table_bytes(t) / (double)t->used;
+            sum += per;
+            samples++;
+            if (per > worst) {
+                worst = per;
+                worst_at = i + 1;
+            }
+        }
+    }
+    if (worst >= 16.0)
+        test_fail(__FILE__, __LINE__, "index bytes per key %.2f at %u keys (cap %u)", worst,
+                  worst_at, t->cap);
+    if (sum / samples > 13.5)
+        test_fail(__FILE__, __LINE__, "average index bytes per key %.2f", sum / samples);
+    CHECK(table_bytes(t) >= (size_t)t->cap * 9);
+    table_free(t, entry_free);
+}
