@@ -92,6 +92,12 @@ static struct cmd memory_subs[] = {
     END,
 };
 
+static struct cmd function_subs[] = {
+    C("function|flush", function_command, -2, W | NS, 0, 0, 0, A_W | A_S | ACL_SCRIPTING, "scripting", "7.0.0"),
+    C("function|help", function_command, 2, LD | ST, 0, 0, 0, A_S | ACL_SCRIPTING, "scripting", "7.0.0"),
+    END,
+};
+
 struct cmd cmd_table[] = {
     /* strings */
     C("get", get_command, 2, R | F, 1, 1, 1, A_R | A_STR | A_F, "string", "1.0.0"),
@@ -157,6 +163,7 @@ struct cmd cmd_table[] = {
     C("info", info_command, -1, LD | ST, 0, 0, 0, A_S | A_DNG, "server", "1.0.0"),
     CS("config", NULL, -2, 0, 0, 0, 0, A_S, "server", "2.0.0", config_subs),
     CS("command", command_command, -1, LD | ST, 0, 0, 0, A_S | A_CONN, "server", "2.8.13", command_subs),
+    CS("function", NULL, -2, 0, 0, 0, 0, A_S, "scripting", "7.0.0", function_subs),
     C("time", time_command, 1, LD | ST | F, 0, 0, 0, A_F, "server", "2.6.0"),
     C("lastsave", lastsave_command, 1, LD | ST | F, 0, 0, 0, A_F | A_DNG, "server", "1.0.0"),
     C("debug", debug_command, -2, ADM | NS | LD | ST, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "1.0.0"),

@@ -23,6 +23,9 @@ cmd_fn ping_command, echo_command, quit_command, reset_command, hello_command, a
 cmd_fn info_command, config_command, time_command, lastsave_command, debug_command, shutdown_command,
     command_command;
 
+/* function.c */
+cmd_fn function_command;
+
 /* Helpers shared between files. */
 int getkeys_none(struct client *c, int *idx, int max);
 /* Parse EX/PX/EXAT/PXAT argument at argv[i+1] into an absolute ms time;

@@ -416,7 +416,8 @@ void setrange_command(struct client *c)
         reply_int(&c->out, e ? e->vlen : 0);
         return;
     }
-    if (off + (long long)vlen > cfg.proto_max_bulk_len) {
+    /* Compare without adding: off can be near LLONG_MAX. */
+    if (off > cfg.proto_max_bulk_len - (long long)vlen) {
         reply_error(&c->out, ERR_STRING_SIZE);
         return;
     }

@@ -67,6 +67,30 @@ static uint32_t fuzz_rng_next(uint32_t *s)
     return x;
 }
 
+/* Independent reading of a RESP header number: buf[s..e) holds an
+ * optional '-' and decimal digits.  Returns 1 and *out if it is a number
+ * that fits a long long, 0 if it is not (or overflows). */
+static int fuzz_header_value(const char *buf, size_t s, size_t e, long long *out)
+{
+    int neg = 0;
+    unsigned long long v = 0, lim;
+    if (s < e && buf[s] == '-') {
+        neg = 1;
+        s++;
+    }
+    if (s == e)
+        return 0;
+    lim = neg ? (unsigned long long)INT64_MAX + 1 : (unsigned long long)INT64_MAX;
+    for (; s < e; s++) {
+        unsigned d = (unsigned char)buf[s] - (unsigned)'0';
+        if (d > 9 || v > (lim - d) / 10)
+            return 0;
+        v = v * 10 + d;
+    }
+    *out = neg ? (long long)(0 - v) : (long long)v;
+    return 1;
+}
+
 /* Check one resp_parse() result against the contract; buf/n are what the
  * parser was given, first its first byte before the call (inline parsing
  * rewrites the buffer in place). */
@@ -75,7 +99,7 @@ static void fuzz_resp_check(const struct resp_parser *p, int rc, const char *buf
     FUZZ_CHECK(rc == RESP_OK || rc == RESP_INCOMPLETE ||
                (rc <= RESP_E_INLINE_TOO_BIG && rc >= RESP_E_UNAUTH_BULK));
     if (rc == RESP_OK) {
-        size_t prev_end = 0;
+        size_t prev_end = 0, prev_hdr_floor = 0;
         int mbulk = first == '*';
         FUZZ_CHECK(p->consumed > 0); /* else a connection would spin */
         FUZZ_CHECK(p->consumed <= n);
@@ -83,6 +107,20 @@ static void fuzz_resp_check(const struct resp_parser *p, int rc, const char *buf
         FUZZ_CHECK(!p->in_mbulk && p->pos == 0);
         if (mbulk && !p->authenticated)
             FUZZ_CHECK(p->argc <= RESP_UNAUTH_MAX_ARGS);
+        if (mbulk) {
+            /* The count line "*<n>\r": n arguments, or n <= 0 for an empty
+             * request; a count that is not a number must not parse. */
+            size_t cr = 1;
+            long long count;
+            while (cr < p->consumed && buf[cr] != '\r')
+                cr++;
+            FUZZ_CHECK(cr < p->consumed);
+            FUZZ_CHECK(fuzz_header_value(buf, 1, cr, &count));
+            if (p->argc == 0)
+                FUZZ_CHECK(count <= 0);
+            else
+                FUZZ_CHECK(count == p->argc);
+        }
         for (int i = 0; i < p->argc; i++) {
             size_t off = p->argv[i].off, len = p->argv[i].len;
             FUZZ_CHECK(off <= p->consumed && len <= p->consumed - off);
@@ -93,6 +131,17 @@ static void fuzz_resp_check(const struct resp_parser *p, int rc, const char *buf
                  * parser skips the byte after '\r' and the two after the
                  * data without looking at them. */
                 FUZZ_CHECK(off >= 4 && buf[off - 2] == '\r');
+                {
+                    /* ...and the header says exactly len. */
+                    size_t d = off - 2;
+                    long long hl;
+                    while (d > prev_hdr_floor && buf[d - 1] != '$')
+                        d--;
+                    FUZZ_CHECK(d > prev_hdr_floor && buf[d - 1] == '$');
+                    FUZZ_CHECK(fuzz_header_value(buf, d, off - 2, &hl));
+                    FUZZ_CHECK(hl >= 0 && (size_t)hl == len);
+                    prev_hdr_floor = off + len;
+                }
                 FUZZ_CHECK(len + 2 <= p->consumed - off);
                 FUZZ_CHECK((long long)len <= p->max_bulk);
                 if (!p->authenticated)
