@@ -387,6 +387,9 @@ REPORT="$W/report.md"
     echo "- host: $NCPU CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), $(uname -sr); servers on core $SERVER_CPU, load generator on core $CLIENT_CPU; one server alive at a time"
     echo "- load average at start / end: $LOAD_START / $LOAD_END (other load on the box skews throughput, not Ir)"
     echo "- settings: N=$N R=$R KEYS=$KEYS CG_N=$CG_N CG_KEYS=$CG_KEYS${QUICK:+ QUICK=$QUICK}; runtime ${ELAPSED}s"
+    if awk -v l="${LOAD_START%% *}" 'BEGIN {exit !(l > 1.0)}'; then
+        echo "- **WARNING: the box was busy before the run started (1-min load ${LOAD_START%% *} on $NCPU CPUs): throughput numbers and ratios are unreliable; rerun on an idle machine and/or with R=3. Ir/request and memory are not affected.**"
+    fi
     if [ -f "$W/res/sanity" ]; then
         echo "- **unexpected replies in the command check:** $(tr '\n' ';' <"$W/res/sanity")"
     fi

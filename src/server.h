@@ -33,7 +33,7 @@ struct config {
     char *bind;            /* space-separated addresses */
     int threads;
     char *requirepass;     /* NULL = no password */
-    int maxclients;
+    long long maxclients;
     int timeout;           /* idle seconds, 0 = never */
     int protected_mode;
     int tcp_backlog;

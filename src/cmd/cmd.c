@@ -122,6 +122,14 @@ struct cmd cmd_table[] = {
     C("decrby", decrby_command, 3, W | OOM | F, 1, 1, 1, A_W | A_STR | A_F, "string", "1.0.0"),
     C("incrbyfloat", incrbyfloat_command, 3, W | OOM | F, 1, 1, 1, A_W | A_STR | A_F, "string", "2.6.0"),
     C("lcs", lcs_command, -3, R, 1, 2, 1, A_R | A_STR | A_S, "string", "7.0.0"),
+    /* bitmaps */
+    C("setbit", setbit_command, 4, W | OOM, 1, 1, 1, A_W | ACL_BITMAP | A_S, "bitmap", "2.2.0"),
+    C("getbit", getbit_command, 3, R | F, 1, 1, 1, A_R | ACL_BITMAP | A_F, "bitmap", "2.2.0"),
+    C("bitcount", bitcount_command, -2, R, 1, 1, 1, A_R | ACL_BITMAP | A_S, "bitmap", "2.6.0"),
+    C("bitpos", bitpos_command, -3, R, 1, 1, 1, A_R | ACL_BITMAP | A_S, "bitmap", "2.8.7"),
+    C("bitop", bitop_command, -4, W | OOM, 2, -1, 1, A_W | ACL_BITMAP | A_S, "bitmap", "2.6.0"),
+    C("bitfield", bitfield_command, -2, W | OOM, 1, 1, 1, A_W | ACL_BITMAP | A_S, "bitmap", "3.2.0"),
+    C("bitfield_ro", bitfield_ro_command, -2, R | F, 1, 1, 1, A_R | ACL_BITMAP | A_F, "bitmap", "6.0.0"),
     /* generic keyspace */
     C("del", del_command, -2, W, 1, -1, 1, A_KS | A_W | A_S, "generic", "1.0.0"),
     C("unlink", unlink_command, -2, W | F, 1, -1, 1, A_KS | A_W | A_F, "generic", "4.0.0"),
@@ -206,9 +214,9 @@ int cmd_count(void)
     return ncmds;
 }
 
-/* Command names are ASCII letters, digits, '-' and '_': folding with
- * | 0x20 maps upper to lower case and leaves those alone, so a lowered copy
- * of the name compares with memcmp. */
+/* Command names are ASCII letters, digits, '-' and '_'.  The hash folds
+ * with | 0x20 (as name_hash does for the table); the compared copy lowers
+ * only A-Z, since | 0x20 would turn '_' (bitfield_ro) into DEL. */
 const struct cmd *cmd_lookup(const char *name, size_t len)
 {
     char low[32];
@@ -216,8 +224,9 @@ const struct cmd *cmd_lookup(const char *name, size_t len)
     if (len > sizeof(low))
         return NULL;
     for (size_t i = 0; i < len; i++) {
-        low[i] = (char)(name[i] | 0x20);
-        h = (h ^ (unsigned char)low[i]) * 16777619u;
+        unsigned char f = (unsigned char)(name[i] | 0x20);
+        low[i] = (name[i] >= 'A' && name[i] <= 'Z') ? (char)f : name[i];
+        h = (h ^ f) * 16777619u;
     }
     h &= LOOKUP_SIZE - 1;
     while (lookup_tab[h]) {

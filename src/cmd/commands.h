@@ -9,6 +9,10 @@ cmd_fn set_command, get_command, getex_command, getdel_command, getset_command, 
     psetex_command, mset_command, msetnx_command, mget_command, append_command, strlen_command, getrange_command,
     setrange_command, incr_command, decr_command, incrby_command, decrby_command, incrbyfloat_command, lcs_command;
 
+/* t_bitops.c */
+cmd_fn setbit_command, getbit_command, bitcount_command, bitpos_command, bitop_command, bitfield_command,
+    bitfield_ro_command;
+
 /* keys.c */
 cmd_fn del_command, unlink_command, exists_command, type_command, rename_command, renamenx_command, copy_command,
     move_command, keys_command, scan_command, randomkey_command, dbsize_command, flushdb_command, flushall_command,

@@ -347,6 +347,11 @@ static void client_kill(struct client *c)
         } else if (arg_is(c, j, "user")) {
             r.user = c->argv[j + 1];
             r.userlen = c->argvlen[j + 1];
+            /* ACL users arrive later: "default" is the only user. */
+            if (!(r.userlen == 7 && memcmp(r.user, "default", 7) == 0)) {
+                reply_errorf(&c->out, "ERR No such user '%.*s'", (int)r.userlen, r.user);
+                return;
+            }
         } else if (arg_is(c, j, "skipme")) {
             if (arg_is(c, j + 1, "yes"))
                 r.skipme = 1;

@@ -18,7 +18,7 @@
 
 struct config cfg;
 
-enum { T_BOOL, T_INT, T_MEM, T_STR, T_ENUM, T_SPECIAL };
+enum { T_BOOL, T_INT, T_LL, T_MEM, T_STR, T_ENUM, T_SPECIAL };
 #define IMMUTABLE 1
 #define SENSITIVE 2 /* not shown by CONFIG GET? (Redis shows requirepass) */
 
@@ -50,8 +50,8 @@ static void retire(char *old)
 }
 
 static const char *const loglevels[] = {"debug", "verbose", "notice", "warning", "nothing", NULL};
-static const char *const policies[] = {"noeviction", "allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru",
-                                       "volatile-lfu", "volatile-random", "volatile-ttl", NULL};
+static const char *const policies[] = {"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru",
+                                       "allkeys-lfu", "allkeys-random", "noeviction", NULL};
 
 static int set_obuf(const struct param *p, int argc, char **argv, char *err, size_t errlen);
 static void get_obuf(const struct param *p, char *buf, size_t cap);
@@ -64,7 +64,7 @@ static struct param params[] = {
     {"threads", "server-threads", T_INT, &cfg.threads, 1, 1024, IMMUTABLE, NULL, NULL, NULL},
     {"io-threads", NULL, T_INT, &cfg.io_threads, 1, 128, IMMUTABLE, NULL, NULL, NULL},
     {"requirepass", NULL, T_STR, &cfg.requirepass, 0, 0, 0, NULL, NULL, NULL},
-    {"maxclients", NULL, T_INT, &cfg.maxclients, 1, INT_MAX, 0, NULL, NULL, NULL},
+    {"maxclients", NULL, T_LL, &cfg.maxclients, 1, UINT_MAX, 0, NULL, NULL, NULL},
     {"timeout", NULL, T_INT, &cfg.timeout, 0, INT_MAX, 0, NULL, NULL, NULL},
     {"protected-mode", NULL, T_BOOL, &cfg.protected_mode, 0, 1, 0, NULL, NULL, NULL},
     {"tcp-backlog", NULL, T_INT, &cfg.tcp_backlog, 0, INT_MAX, IMMUTABLE, NULL, NULL, NULL},
@@ -184,6 +184,7 @@ static void param_get(const struct param *p, char *buf, size_t cap)
         snprintf(buf, cap, "%d", *(int *)p->ptr);
         break;
     case T_MEM:
+    case T_LL:
         snprintf(buf, cap, "%lld", *(long long *)p->ptr);
         break;
     case T_STR:
@@ -261,7 +262,7 @@ static int set_maxmemory_policy(const struct param *p, int argc, char **argv, ch
             return 0;
         }
     }
-    snprintf(err, errlen, "argument(s) must be one of the following: noeviction, allkeys-lru, allkeys-lfu, allkeys-random, volatile-lru, volatile-lfu, volatile-random, volatile-ttl");
+    snprintf(err, errlen, "argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction");
     return -1;
 }
 
@@ -296,6 +297,7 @@ static int param_set(const struct param *p, int argc, char **argv, int apply, ch
         return 0;
     }
     case T_INT:
+    case T_LL:
     case T_MEM: {
         long long x;
         int ok = 1;
@@ -316,7 +318,7 @@ static int param_set(const struct param *p, int argc, char **argv, int apply, ch
             return -1;
         }
         if (apply) {
-            if (p->type == T_MEM)
+            if (p->type == T_MEM || p->type == T_LL)
                 *(long long *)p->ptr = x;
             else
                 *(int *)p->ptr = (int)x;

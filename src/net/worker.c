@@ -479,7 +479,10 @@ static void flush_pending(struct worker *w)
         struct client *c = w->pending_write;
         w->pending_write = c->pw_next;
         c->flags &= ~CF_PENDING_WRITE;
-        client_write(c);
+        /* 1: the backlog drained and reading was paused: run the commands
+         * still waiting in the query buffer. */
+        if (client_write(c) == 1)
+            process_input(c);
     }
 }
 

@@ -156,27 +156,37 @@ static int parse_inline(struct resp_parser *p, char *buf, size_t len)
  * the hottest loop of a pipelined GET. */
 static inline int header_num(const char *buf, size_t len, size_t pos, long long *out, size_t *next)
 {
-    size_t i = pos, limit = len;
-    int neg = 0;
+    size_t i = pos;
+    int neg = 0, bad = 0;
     unsigned long long v = 0;
-    if (i < limit && buf[i] == '-') {
+    if (i < len && buf[i] == '-') {
         neg = 1;
         i++;
     }
     size_t digits_start = i;
-    while (i < limit) {
+    while (i < len) {
         unsigned char ch = (unsigned char)buf[i];
         if ((unsigned)(ch - '0') <= 9u) {
             if (i - digits_start >= 19)
-                return -1;
-            v = v * 10 + (ch - '0');
+                bad = 1; /* too many digits: invalid, once the line ends */
+            else
+                v = v * 10 + (ch - '0');
             i++;
             continue;
         }
-        if (ch != '\r' || i == digits_start)
-            return -1;
-        if (i + 1 >= limit)
+        if (ch != '\r') {
+            /* Garbage: like Redis, judge the line only once it is complete
+             * (a missing CR within the limit is "too big ... string"). */
+            const char *cr = memchr(buf + i, '\r', len - i);
+            if (!cr)
+                return 0;
+            i = (size_t)(cr - buf);
+            bad = 1;
+        }
+        if (i + 1 >= len)
             return 0;
+        if (bad || i == digits_start)
+            return -1;
         *out = neg ? -(long long)v : (long long)v;
         *next = i + 2;
         return 1;
