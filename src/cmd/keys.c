@@ -252,7 +252,7 @@ void scan_command(struct client *c)
         reply_error(&c->out, "ERR invalid cursor");
         return;
     }
-    for (int j = 2; j < c->argc; j++) {
+    for (int j = 2; j < c->argc; j += 2) {
         if (j + 1 >= c->argc) {
             reply_error(&c->out, ERR_SYNTAX);
             return;
@@ -276,7 +276,6 @@ void scan_command(struct client *c)
             reply_error(&c->out, ERR_SYNTAX);
             return;
         }
-        j++;
     }
     reply_array(&c->out, 2);
     size_t curmark = c->out.len;

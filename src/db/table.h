@@ -4,8 +4,8 @@
  * A probe reads the tag array (64 slots per cache line) and compares a key
  * only when the 7-bit tag matches, so a miss rarely touches an entry.  Slots
  * are mapped with a multiply-shift on the hash (no power-of-two capacity),
- * which lets the table grow by 1.5x instead of 2x: load stays between 0.56
- * and 0.85, about 12 bytes of index per key.  A shard holds 1/16384 of the
+ * which lets the table grow by 1.25x instead of 2x: load stays between 0.70
+ * and 0.88, about 11 bytes of index per key.  A shard holds 1/16384 of the
  * keyspace, so a resize moves a few hundred entries even at 10 M keys: there
  * is never a global rehash and never a long pause.
  *
