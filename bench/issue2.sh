@@ -32,7 +32,7 @@
 #               (default docs/benchmarks/issue2-YYYY-MM-DD.md)
 # Environment:
 #   HOTKV_BIN   HotKV server binary          (default build/hotkv-server)
-#   HOTKV_ARGS  extra HotKV args             (default: --threads 1 --save "";
+#   HOTKV_ARGS  extra HotKV args             (default: --threads 1;
 #               redis args when HOTKV_BIN is a redis-server, for smoke tests)
 #   REDIS_BIN   redis-server binary          (default redis-server)
 #   N           requests per 1-key test at pipeline 16 (default 1000000);
@@ -133,7 +133,7 @@ if [ -n "${HOTKV_ARGS+x}" ]; then
 elif [ $SMOKE = 1 ]; then
     HOTKV_EXTRA=("${REDIS_ARGS[@]}")
 else
-    HOTKV_EXTRA=(--threads 1 --save "")
+    HOTKV_EXTRA=(--threads 1)
 fi
 
 W=$(mktemp -d /tmp/hotkv-issue2.XXXXXX) || die "mktemp failed"
