@@ -1,0 +1,177 @@
+/* test_db.c - the keyspace layer without a server: lazy expiry on lookup,
+ * TTL set/clear (the entry moves when its header grows), the per-slot
+ * expires counters, the active-expiry sweeper's time budget and trylock
+ * behaviour, slot locking order, flush and swap. */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/util.h"
+#include "db/db.h"
+#include "test.h"
+
+static int db_ready;
+
+static void setup(void)
+{
+    if (!db_ready) {
+        db_init(16);
+        db_ready = 1;
+    }
+    for (int d = 0; d < 16; d++)
+        db_flush(d);
+}
+
+static struct entry *put(int db, const char *key, const char *val, long long expire)
+{
+    unsigned s = key_slot(key, strlen(key));
+    struct entry *e = entry_new_string(key, strlen(key), val, strlen(val), expire);
+    db_set(db, s, e);
+    return e;
+}
+
+static struct entry *get(int db, const char *key)
+{
+    return db_get(db, key_slot(key, strlen(key)), key, strlen(key), LK_NOSTATS);
+}
+
+TEST(test_db_lazy_expiry_deletes_on_lookup)
+{
+    setup();
+    put(0, "live", "v", time_ms() + 100000);
+    put(0, "dead", "v", time_ms() - 1);
+    CHECK(get(0, "live") != NULL);
+    unsigned s = key_slot("dead", 4);
+    CHECK_EQ(ks.dbs[0]->t[s] != NULL, 1);
+    CHECK(get(0, "dead") == NULL);
+    /* The lookup removed it: the slot's table is gone or no longer has it. */
+    CHECK(db_get(0, s, "dead", 4, LK_NOSTATS | LK_NOEXPIRE) == NULL);
+    CHECK_EQ(db_size(0), 1);
+}
+
+TEST(test_db_set_and_clear_expire_moves_entry)
+{
+    setup();
+    put(0, "k", "value", -1);
+    unsigned s = key_slot("k", 1);
+    long idx;
+    struct entry *e = db_get_idx(0, s, "k", 1, LK_NOSTATS, &idx);
+    CHECK(e != NULL);
+    CHECK_EQ(entry_expire(e), -1);
+    CHECK_EQ(ks.slot_expires[s], 0);
+    long long when = time_ms() + 5000;
+    e = db_set_expire(0, s, idx, when);
+    CHECK_EQ(entry_expire(e), when);
+    CHECK_MEM(entry_key(e), e->klen, "k", 1);
+    CHECK_MEM(entry_val(e), e->vlen, "value", 5);
+    CHECK_EQ(ks.slot_expires[s], 1);
+    CHECK_EQ(db_expires(0), 1);
+    /* Updating an existing TTL keeps the counters. */
+    e = db_set_expire(0, s, idx, when + 1);
+    CHECK_EQ(entry_expire(e), when + 1);
+    CHECK_EQ(ks.slot_expires[s], 1);
+    e = db_set_expire(0, s, idx, -1);
+    CHECK_EQ(entry_expire(e), -1);
+    CHECK_MEM(entry_val(e), e->vlen, "value", 5);
+    CHECK_EQ(ks.slot_expires[s], 0);
+    CHECK_EQ(db_expires(0), 0);
+}
+
+TEST(test_db_replace_tracks_expire_counters)
+{
+    setup();
+    put(0, "r", "a", time_ms() + 10000);
+    unsigned s = key_slot("r", 1);
+    CHECK_EQ(ks.slot_expires[s], 1);
+    put(0, "r", "b", -1); /* SET without KEEPTTL drops the TTL */
+    CHECK_EQ(ks.slot_expires[s], 0);
+    CHECK_EQ(db_del(0, s, "r", 1), 1);
+    CHECK_EQ(db_del(0, s, "r", 1), 0);
+}
+
+TEST(test_db_active_expire_removes_only_expired)
+{
+    setup();
+    char k[32];
+    long long past = time_ms() - 10, future = time_ms() + 100000;
+    for (int i = 0; i < 5000; i++) {
+        snprintf(k, sizeof(k), "e:%d", i);
+        put(0, k, "x", past);
+        snprintf(k, sizeof(k), "f:%d", i);
+        put(1, k, "x", future);
+        snprintf(k, sizeof(k), "p:%d", i);
+        put(2, k, "x", -1);
+    }
+    unsigned cursor = 0;
+    long removed = 0;
+    for (int pass = 0; pass < 100 && removed < 5000; pass++)
+        removed += db_active_expire(0, NSLOTS, &cursor, 1000000);
+    CHECK_EQ(removed, 5000);
+    CHECK_EQ(db_size(0), 0);
+    CHECK_EQ(db_size(1), 5000);
+    CHECK_EQ(db_size(2), 5000);
+    CHECK_EQ(db_expires(1), 5000);
+}
+
+TEST(test_db_active_expire_skips_locked_slot)
+{
+    setup();
+    put(0, "locked", "x", time_ms() - 10);
+    unsigned s = key_slot("locked", 6), cursor = 0;
+    spin_lock(&ks.locks[s]);
+    CHECK_EQ(db_active_expire(0, NSLOTS, &cursor, 1000000), 0);
+    spin_unlock(&ks.locks[s]);
+    cursor = 0;
+    CHECK_EQ(db_active_expire(0, NSLOTS, &cursor, 1000000), 1);
+}
+
+TEST(test_db_active_expire_respects_budget)
+{
+    setup();
+    char k[32];
+    for (int i = 0; i < 200000; i++) {
+        snprintf(k, sizeof(k), "b:%d", i);
+        put(0, k, "x", time_ms() - 10);
+    }
+    unsigned cursor = 0;
+    /* A zero budget stops after the first batch of slots: far from all. */
+    long first = db_active_expire(0, NSLOTS, &cursor, 0);
+    CHECK(first > 0);
+    CHECK(first < 200000);
+    CHECK(cursor > 0);
+    long total = first;
+    for (int pass = 0; pass < 10000 && total < 200000; pass++)
+        total += db_active_expire(0, NSLOTS, &cursor, 0);
+    CHECK_EQ(total, 200000);
+    CHECK_EQ(db_size(0), 0);
+}
+
+TEST(test_db_lock_slots_sorts_and_dedups)
+{
+    unsigned slots[] = {900, 3, 900, 16383, 3};
+    db_lock_slots(slots, 5);
+    CHECK_EQ(slots[0], 3);
+    CHECK_EQ(slots[4], 16383);
+    CHECK(!spin_trylock(&ks.locks[3]));
+    CHECK(!spin_trylock(&ks.locks[900]));
+    db_unlock_slots(slots, 5);
+    CHECK(spin_trylock(&ks.locks[900]));
+    spin_unlock(&ks.locks[900]);
+    CHECK(spin_trylock(&ks.locks[3]));
+    spin_unlock(&ks.locks[3]);
+}
+
+TEST(test_db_swap_and_flush)
+{
+    setup();
+    put(3, "a", "1", -1);
+    put(4, "b", "2", time_ms() + 100000);
+    db_swap(3, 4);
+    CHECK(get(3, "b") != NULL);
+    CHECK(get(4, "a") != NULL);
+    CHECK(get(3, "a") == NULL);
+    db_swap(3, 4);
+    db_flush(4);
+    CHECK_EQ(db_size(4), 0);
+    CHECK_EQ(ks.slot_expires[key_slot("b", 1)], 0);
+    CHECK_EQ(db_size(3), 1);
+}
