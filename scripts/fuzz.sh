@@ -5,13 +5,12 @@
 # growing a working corpus in build-fuzz/corpus seeded from tests/fuzz/corpus.
 # Exits non-zero if an input crashed, leaked, timed out or ran out of memory,
 # and leaves it in build-fuzz/ (crash-*, oom-*, timeout-*, leak-*).
-# Environment: CLANG (default clang-14, else clang), FUZZ_SECONDS, FUZZ_JOBS
-# (parallel fuzzing processes, default 1), FUZZ_ARGS (extra libFuzzer flags).
+# Environment: CLANG (default clang-14, else clang), FUZZ_SECONDS, FUZZ_ARGS
+# (extra libFuzzer flags, e.g. -max_len=100000 to reach the 64 KB limits).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 FUZZ_SECONDS=${FUZZ_SECONDS:-600}
-FUZZ_JOBS=${FUZZ_JOBS:-1}
 CLANG=${CLANG:-}
 if [ -z "$CLANG" ]; then
     if command -v clang-14 >/dev/null 2>&1; then CLANG=clang-14; else CLANG=clang; fi
@@ -23,7 +22,7 @@ CORPUS=$OUT/corpus
 mkdir -p "$OUT" "$CORPUS"
 echo "fuzz.sh: building $BIN with $CLANG"
 "$CLANG" -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -g -O1 -std=c11 -D_GNU_SOURCE -DHK_NO_JEMALLOC -Wall -Wextra -Werror -Isrc \
+    -g -O1 -std=c11 -D_GNU_SOURCE -DHK_NO_JEMALLOC -Wall -Wextra -Isrc \
     tests/fuzz/fuzz_resp.c src/proto/resp.c src/base/mem.c src/base/log.c src/base/util.c \
     -o "$BIN" -lm
 cp -n tests/fuzz/corpus/* "$CORPUS"/ 2>/dev/null || true
@@ -35,9 +34,7 @@ echo "fuzz.sh: fuzzing for ${FUZZ_SECONDS}s (log: $LOG)"
 set +e
 "$BIN" -max_total_time="$FUZZ_SECONDS" -dict=tests/fuzz/resp.dict \
     -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-    -artifact_prefix="$OUT/" ${FUZZ_ARGS:-} \
-    $( [ "$FUZZ_JOBS" -gt 1 ] && echo "-jobs=$FUZZ_JOBS -workers=$FUZZ_JOBS" ) \
-    "$CORPUS" >"$LOG" 2>&1
+    -artifact_prefix="$OUT/" ${FUZZ_ARGS:-} "$CORPUS" >"$LOG" 2>&1
 rc=$?
 set -e
 

@@ -39,8 +39,7 @@ step "build (TSan)"
 make -j"$JOBS" SANITIZER=thread all
 export TSAN_OPTIONS="halt_on_error=1:exitcode=66:suppressions=$PWD/tests/tsan.supp"
 
-step "threaded integration tests (TSan)"
-HOTKV_BIN=build-thread/hotkv-server $PY -m pytest -q -p no:cacheprovider \
-  tests/integration/test_concurrency.py tests/integration/test_strings.py tests/integration/test_keyspace.py
+step "integration tests (TSan)"
+HOTKV_BIN=build-thread/hotkv-server $PY -m pytest -q -p no:cacheprovider tests/integration
 
 step "all tiers passed"

@@ -2,6 +2,7 @@
 #include "log.h"
 
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,7 +11,7 @@
 #include <unistd.h>
 
 static int log_fd = 1;
-static int log_level = LL_NOTICE;
+static _Atomic int log_level = LL_NOTICE; /* CONFIG SET loglevel from any worker */
 
 int log_open(const char *path)
 {

@@ -2,8 +2,10 @@
 #include "mem.h"
 
 #ifdef HK_NO_JEMALLOC
-/* Sanitizer builds use the sanitizer's own malloc. */
+/* Sanitizer builds use the sanitizer's own malloc, which keeps its own
+ * count of allocated bytes. */
 #include <malloc.h>
+size_t __sanitizer_get_current_allocated_bytes(void); /* ASan/TSan runtime */
 #else
 #include <jemalloc/jemalloc.h>
 #endif
@@ -70,8 +72,7 @@ size_t hk_usable(void *p)
 size_t mem_used(void)
 {
 #ifdef HK_NO_JEMALLOC
-    struct mallinfo2 mi = mallinfo2();
-    return mi.uordblks + mi.hblkhd;
+    return __sanitizer_get_current_allocated_bytes();
 #else
     uint64_t epoch = 1;
     size_t sz = sizeof(epoch), allocated = 0;
