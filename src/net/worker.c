@@ -53,6 +53,7 @@ _Thread_local struct worker *cur_worker;
 atomic_int server_shutdown;
 atomic_int connected_clients;
 atomic_ullong next_client_id = 1;
+static atomic_int workers_exited;
 
 /* epoll data: small integers tag listeners/eventfd; pointers are clients. */
 static inline int is_tag(uint64_t d)
@@ -569,6 +570,15 @@ static void *worker_main(void *arg)
     flush_pending(w);
     while (w->clients)
         client_close(w->clients);
+    /* Keep serving jobs until every worker has left its loop: a worker
+     * that was inside worker_broadcast() when shutdown began is still
+     * waiting for us to run its job. */
+    atomic_fetch_add(&workers_exited, 1);
+    while (atomic_load(&workers_exited) < nworkers) {
+        struct timespec ts = {0, 1000000};
+        run_jobs(w);
+        nanosleep(&ts, NULL);
+    }
     return NULL;
 }
 

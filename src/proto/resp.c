@@ -54,7 +54,8 @@ static int split_inline(struct resp_parser *p, char *buf, size_t start, size_t e
     while (1) {
         while (i < end && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\v' || buf[i] == '\f'))
             i++;
-        if (i >= end)
+        /* A NUL ends the line, as it ends the C string Redis splits. */
+        if (i >= end || buf[i] == '\0')
             return 0;
         size_t w = i, arg = i;
         int inq = 0, insq = 0, done = 0;
@@ -185,7 +186,11 @@ static inline int header_num(const char *buf, size_t len, size_t pos, long long 
         }
         if (i + 1 >= len)
             return 0;
-        if (bad || i == digits_start)
+        /* Canonical decimal only, as Redis's string2ll: no leading zeros,
+         * no "-0", and nothing that does not fit (the caller's limits are
+         * far below 2^62). */
+        if (bad || i == digits_start || v > (1ULL << 62) ||
+            (buf[digits_start] == '0' && (i - digits_start > 1 || neg)))
             return -1;
         *out = neg ? -(long long)v : (long long)v;
         *next = i + 2;

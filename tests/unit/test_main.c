@@ -14,6 +14,9 @@
 #include "test.h"
 
 #define MAX_TESTS 1024
+/* Exit status of a guarded child whose CHECKs failed (1 is taken by the
+ * sanitizers). */
+#define CHILD_CHECK_FAILED 99
 
 struct test_case {
     const char *name;
@@ -44,11 +47,11 @@ int test_current_failures(void)
 void test_fail(const char *file, int line, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "%s:%d: %s: ", file, line, cur_name);
+    fprintf(stdout, "%s:%d: %s: ", file, line, cur_name);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vfprintf(stdout, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+    fputc('\n', stdout);
     cur_failures++;
 }
 
@@ -56,32 +59,32 @@ void test_fail(const char *file, int line, const char *fmt, ...)
 static void print_escaped(const void *p, size_t n)
 {
     const unsigned char *s = p;
-    fputc('"', stderr);
+    fputc('"', stdout);
     for (size_t i = 0; i < n && i < 80; i++) {
         if (s[i] == '\r')
-            fputs("\\r", stderr);
+            fputs("\\r", stdout);
         else if (s[i] == '\n')
-            fputs("\\n", stderr);
+            fputs("\\n", stdout);
         else if (s[i] == '"' || s[i] == '\\')
-            fprintf(stderr, "\\%c", s[i]);
+            fprintf(stdout, "\\%c", s[i]);
         else if (s[i] < 32 || s[i] >= 127)
-            fprintf(stderr, "\\x%02x", s[i]);
+            fprintf(stdout, "\\x%02x", s[i]);
         else
-            fputc(s[i], stderr);
+            fputc(s[i], stdout);
     }
-    fputc('"', stderr);
+    fputc('"', stdout);
     if (n > 80)
-        fprintf(stderr, "...(%zu bytes)", n);
+        fprintf(stdout, "...(%zu bytes)", n);
 }
 
 void test_fail_mem(const char *file, int line, const char *what, const void *a, size_t alen,
                    const void *b, size_t blen)
 {
-    fprintf(stderr, "%s:%d: %s: CHECK_MEM(%s): ", file, line, cur_name, what);
+    fprintf(stdout, "%s:%d: %s: CHECK_MEM(%s): ", file, line, cur_name, what);
     print_escaped(a, alen);
-    fputs(" != ", stderr);
+    fputs(" != ", stdout);
     print_escaped(b, blen);
-    fputc('\n', stderr);
+    fputc('\n', stdout);
     cur_failures++;
 }
 
@@ -116,8 +119,8 @@ int test_run_guarded(void (*fn)(void *), void *arg, unsigned timeout_s, size_t m
         alarm(timeout_s);
         cur_failures = 0;
         fn(arg);
-        fflush(stderr);
-        _exit(cur_failures ? 1 : 0);
+        fflush(stdout);
+        _exit(cur_failures ? CHILD_CHECK_FAILED : 0);
     }
     while (waitpid(pid, &status, 0) < 0)
         ;
@@ -129,10 +132,11 @@ int test_run_guarded(void (*fn)(void *), void *arg, unsigned timeout_s, size_t m
         else if (WIFSIGNALED(status))
             snprintf(why, why_cap, "killed by signal %d (%s)", WTERMSIG(status),
                      strsignal(WTERMSIG(status)));
-        else if (WEXITSTATUS(status) == 1)
+        else if (WEXITSTATUS(status) == CHILD_CHECK_FAILED)
             snprintf(why, why_cap, "check(s) failed in the child");
         else
-            snprintf(why, why_cap, "exited with status %d", WEXITSTATUS(status));
+            snprintf(why, why_cap, "exited with status %d (a sanitizer report?)",
+                     WEXITSTATUS(status));
     }
     return 1;
 }

@@ -10,6 +10,11 @@
 #include "db/table.h"
 #include "test.h"
 
+/* The load bounds table.h documents: live + tombstones stay at or under
+ * 88% of the slots, and a table grows only once live entries pass 70%. */
+#define MAX_LOAD_PCT 88
+#define GROW_LOAD_PCT 70
+
 static size_t key_of(char *buf, unsigned i)
 {
     return (size_t)snprintf(buf, 32, "key:%u", i);
@@ -134,19 +139,19 @@ TEST(test_table_growth_and_shrink)
 {
     struct table *t = table_new(4);
     uint32_t cap_prev = t->cap, grows = 0;
-    CHECK_EQ(t->cap, 4);
+    CHECK(t->cap >= 4);
     for (unsigned i = 0; i < 50000; i++) {
         insert_key(&t, i);
         if (t->cap != cap_prev) {
-            /* Grows by about 1.5x, and only when full enough. */
+            /* Grows by less than 2x, and only when full enough. */
             CHECK(t->cap > cap_prev);
-            CHECK((uint64_t)t->cap * 2 <= (uint64_t)cap_prev * 3 + 2);
-            CHECK((uint64_t)(t->used) * 100 >= (uint64_t)cap_prev * 56);
+            CHECK(cap_prev < 64 || t->cap < cap_prev * 2);
+            if ((uint64_t)t->used * 100 <= (uint64_t)cap_prev * GROW_LOAD_PCT)
+                test_fail(__FILE__, __LINE__, "grew from %u slots with only %u keys", cap_prev, t->used);
             cap_prev = t->cap;
             grows++;
         }
-        /* Load never passes 85%. */
-        if ((uint64_t)(t->used + t->tombs) * 100 > (uint64_t)t->cap * 85 + 100)
+        if ((uint64_t)(t->used + t->tombs) * 100 > (uint64_t)t->cap * MAX_LOAD_PCT)
             test_fail(__FILE__, __LINE__, "load %u/%u too high", t->used + t->tombs, t->cap);
     }
     CHECK(grows > 10);
@@ -174,9 +179,11 @@ TEST(test_table_tombstone_reuse)
      * same key inserted again lands back in that slot and consumes it. */
     struct table *t = table_new(1000);
     int found = 0;
+    CHECK(t->cap >= 1000);
+    uint32_t cap0 = t->cap;
     for (unsigned i = 0; i < 700; i++)
         insert_key(&t, i);
-    CHECK_EQ(t->cap, 1000);
+    CHECK_EQ(t->cap, cap0); /* 70% at most: no resize */
     for (unsigned i = 0; i < 700 && !found; i++) {
         long idx = find_key(t, i);
         uint32_t next = (uint32_t)idx + 1 == t->cap ? 0 : (uint32_t)idx + 1;
@@ -296,9 +303,10 @@ TEST(test_table_random_rounds_match_reference)
 
 TEST(test_table_bytes_per_key)
 {
-    /* Between growths the load is 0.56..0.85, so index memory per key (one
-     * pointer and one tag byte per slot) stays under 16 bytes once a table
-     * is past its first few growths. */
+    /* Between growths the load stays within the documented bounds, so
+     * index memory per key (one pointer and one tag byte per slot, plus the
+     * header) stays under 16 bytes once a table is past its first few
+     * growths. */
     struct table *t = table_new(4);
     double worst = 0, sum = 0;
     unsigned samples = 0, worst_at = 0;
