@@ -354,11 +354,11 @@ void cmd_execute(struct client *c)
         skip_set = 1;
     }
     c->out.muted = (c->flags & (CF_REPLY_OFF | CF_REPLY_SKIP)) != 0;
-    ws->commands++;
+    STAT_ADD(ws->commands, 1);
 
     if (!cmd) {
         unknown_command(c);
-        ws->errors++;
+        STAT_ADD(ws->errors, 1);
         goto done;
     }
     if (cmd->subs) {
@@ -373,7 +373,7 @@ void cmd_execute(struct client *c)
         const struct cmd *sub = cmd_lookup_sub(cmd, c->argv[1], c->argvlen[1]);
         if (!sub) {
             reply_unknown_subcommand(c);
-            ws->errors++;
+            STAT_ADD(ws->errors, 1);
             goto done;
         }
         cmd = sub;
@@ -382,14 +382,14 @@ run:
     c->cmd = cmd;
     if ((cmd->arity > 0 && c->argc != cmd->arity) || (cmd->arity < 0 && c->argc < -cmd->arity)) {
         reply_arity_error(c);
-        ws->errors++;
-        ws->cmd_rejected[cmd->id]++;
+        STAT_ADD(ws->errors, 1);
+        STAT_ADD(ws->cmd_rejected[cmd->id], 1);
         goto done;
     }
     if (!c->authenticated && !(cmd->flags & CMD_NO_AUTH)) {
         reply_error(&c->out, ERR_NOAUTH);
-        ws->errors++;
-        ws->cmd_rejected[cmd->id]++;
+        STAT_ADD(ws->errors, 1);
+        STAT_ADD(ws->cmd_rejected[cmd->id], 1);
         goto done;
     }
     {
@@ -438,11 +438,11 @@ run:
         db_cmd_time_ms = 0;
         long long t1 = time_us();
         c->w->now_us = t1;
-        ws->cmd_calls[cmd->id]++;
-        ws->cmd_usec[cmd->id] += (unsigned long long)(t1 > t0 ? t1 - t0 : 0);
+        STAT_ADD(ws->cmd_calls[cmd->id], 1);
+        STAT_ADD(ws->cmd_usec[cmd->id], (unsigned long long)(t1 > t0 ? t1 - t0 : 0));
         if (c->out.len > before && c->out.buf[before] == '-') {
-            ws->errors++;
-            ws->cmd_failed[cmd->id]++;
+            STAT_ADD(ws->errors, 1);
+            STAT_ADD(ws->cmd_failed[cmd->id], 1);
         }
         c->last_cmd = cmd;
     }

@@ -205,27 +205,27 @@ struct entry *db_get_idx(int db, unsigned slot, const char *key, size_t klen, in
     struct entry *e;
     if (!t) {
         if (!(flags & LK_NOSTATS))
-            st()->misses++;
+            STAT_ADD(st()->misses, 1);
         return NULL;
     }
     i = table_find(t, key, klen, table_hash(key, klen));
     if (i < 0) {
         if (!(flags & LK_NOSTATS))
-            st()->misses++;
+            STAT_ADD(st()->misses, 1);
         return NULL;
     }
     e = t->slots[i];
     if ((e->flags & E_HAS_EXPIRE) && !(flags & LK_NOEXPIRE) && entry_expire(e) <= db_now_ms()) {
         remove_at(db, slot, i, 1);
-        st()->expired++;
+        STAT_ADD(st()->expired, 1);
         if (!(flags & LK_NOSTATS))
-            st()->misses++;
+            STAT_ADD(st()->misses, 1);
         return NULL;
     }
     if (!(flags & LK_NOTOUCH) && !db_notouch)
         e->lru = db_lfu_mode ? lfu_touch(e->lru) : lru_clock_now;
     if (!(flags & LK_NOSTATS))
-        st()->hits++;
+        STAT_ADD(st()->hits, 1);
     if (idx)
         *idx = i;
     return e;
@@ -402,6 +402,6 @@ long db_active_expire(unsigned from, unsigned to, unsigned *cursor, long long bu
     }
     *cursor = s;
     if (db_tstats)
-        db_tstats->expired += (unsigned long long)removed;
+        STAT_ADD(db_tstats->expired, (unsigned long long)removed);
     return removed;
 }

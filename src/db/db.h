@@ -46,6 +46,13 @@ extern struct keyspace ks;
 
 /* Per-thread counters the keyspace updates (the worker points this at its
  * own stats; summed for INFO, never shared on the hot path). */
+/* Statistics counters have one writer (their worker) and are read by INFO
+ * on any thread: the owner adds with a relaxed atomic store (a plain
+ * load+add+store on x86-64, no lock prefix), readers use STAT_GET. */
+#define STAT_ADD(field, n) __atomic_store_n(&(field), (field) + (n), __ATOMIC_RELAXED)
+#define STAT_GET(field) __atomic_load_n(&(field), __ATOMIC_RELAXED)
+#define STAT_SET(field, v) __atomic_store_n(&(field), (v), __ATOMIC_RELAXED)
+
 struct db_stats {
     unsigned long long hits, misses, expired, expired_stale_perc, expire_cycles;
 };

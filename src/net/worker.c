@@ -121,13 +121,13 @@ static void client_new(struct worker *w, int fd, const struct sockaddr_storage *
 
     if (atomic_fetch_add(&connected_clients, 1) >= cfg.maxclients) {
         atomic_fetch_sub(&connected_clients, 1);
-        w->stats.rejected_conns++;
+        STAT_ADD(w->stats.rejected_conns, 1);
         refuse(fd, "-ERR max number of clients reached\r\n");
         return;
     }
     if (cfg.protected_mode && !cfg.requirepass && !is_loopback(sa)) {
         atomic_fetch_sub(&connected_clients, 1);
-        w->stats.rejected_conns++;
+        STAT_ADD(w->stats.rejected_conns, 1);
         refuse(fd, "-DENIED Running in protected mode because protected mode is enabled and no password is set for the default user. "
                    "In this mode connections are only accepted from the loopback interface. If you want to connect from external "
                    "computers, you may adopt one of the following solutions: 1) Just disable protected mode sending the command "
@@ -169,7 +169,7 @@ static void client_new(struct worker *w, int fd, const struct sockaddr_storage *
         w->clients->prev = c;
     w->clients = c;
     w->nclients++;
-    w->stats.conns_received++;
+    STAT_ADD(w->stats.conns_received, 1);
 
     ev.events = EPOLLIN;
     ev.data.ptr = c;
@@ -223,7 +223,7 @@ static int client_write(struct client *c)
         ssize_t n = write(c->fd, c->out.buf + c->sent, c->out.len - c->sent);
         if (n > 0) {
             c->sent += (size_t)n;
-            c->w->stats.net_out += (unsigned long long)n;
+            STAT_ADD(c->w->stats.net_out, (unsigned long long)n);
             continue;
         }
         if (n < 0 && errno == EINTR)
@@ -388,7 +388,7 @@ static void client_read(struct client *c)
         return;
     }
     c->qlen += (size_t)n;
-    c->w->stats.net_in += (unsigned long long)n;
+    STAT_ADD(c->w->stats.net_in, (unsigned long long)n);
     if (c->qlen > c->qbuf_peak)
         c->qbuf_peak = c->qlen;
     if ((long long)(c->qlen - c->qpos) > cfg.client_query_buffer_limit ||
@@ -683,10 +683,8 @@ void workers_join(void)
         pthread_join(workers[i].tid, NULL);
 }
 
-/* Stats are written by their worker with plain stores and read here while
- * workers run: values are approximate snapshots (INFO semantics), and each
- * field is a naturally aligned 64-bit word on x86-64, so reads never tear.
- * The TSan build suppresses these reads (tests/tsan.supp). */
+/* Stats are written by their worker (STAT_ADD) and read here with relaxed
+ * atomic loads while workers run: an approximate snapshot, as INFO is. */
 void stats_sum(struct worker_stats *o)
 {
     int ncmd = cmd_count();
@@ -704,22 +702,22 @@ void stats_sum(struct worker_stats *o)
     }
     for (int i = 0; i < nworkers; i++) {
         struct worker_stats *s = &workers[i].stats;
-        o->commands += s->commands;
-        o->conns_received += s->conns_received;
-        o->rejected_conns += s->rejected_conns;
-        o->net_in += s->net_in;
-        o->net_out += s->net_out;
-        o->errors += s->errors;
-        o->unexpected_errors += s->unexpected_errors;
-        o->db.hits += s->db.hits;
-        o->db.misses += s->db.misses;
-        o->db.expired += s->db.expired;
+        o->commands += STAT_GET(s->commands);
+        o->conns_received += STAT_GET(s->conns_received);
+        o->rejected_conns += STAT_GET(s->rejected_conns);
+        o->net_in += STAT_GET(s->net_in);
+        o->net_out += STAT_GET(s->net_out);
+        o->errors += STAT_GET(s->errors);
+        o->unexpected_errors += STAT_GET(s->unexpected_errors);
+        o->db.hits += STAT_GET(s->db.hits);
+        o->db.misses += STAT_GET(s->db.misses);
+        o->db.expired += STAT_GET(s->db.expired);
         if (calls) {
             for (int k = 0; k < ncmd; k++) {
-                calls[k] += s->cmd_calls[k];
-                usec[k] += s->cmd_usec[k];
-                rej[k] += s->cmd_rejected[k];
-                fail[k] += s->cmd_failed[k];
+                calls[k] += STAT_GET(s->cmd_calls[k]);
+                usec[k] += STAT_GET(s->cmd_usec[k]);
+                rej[k] += STAT_GET(s->cmd_rejected[k]);
+                fail[k] += STAT_GET(s->cmd_failed[k]);
             }
         }
     }
@@ -728,14 +726,24 @@ void stats_sum(struct worker_stats *o)
 static void reset_one(struct worker *w, void *arg)
 {
     int ncmd = cmd_count();
+    struct worker_stats *st = &w->stats;
     (void)arg;
-    w->stats.commands = w->stats.conns_received = w->stats.rejected_conns = 0;
-    w->stats.net_in = w->stats.net_out = w->stats.errors = w->stats.unexpected_errors = 0;
-    memset(&w->stats.db, 0, sizeof(w->stats.db));
-    memset(w->stats.cmd_calls, 0, sizeof(unsigned long long) * (size_t)ncmd);
-    memset(w->stats.cmd_usec, 0, sizeof(unsigned long long) * (size_t)ncmd);
-    memset(w->stats.cmd_rejected, 0, sizeof(unsigned long long) * (size_t)ncmd);
-    memset(w->stats.cmd_failed, 0, sizeof(unsigned long long) * (size_t)ncmd);
+    STAT_SET(st->commands, 0);
+    STAT_SET(st->conns_received, 0);
+    STAT_SET(st->rejected_conns, 0);
+    STAT_SET(st->net_in, 0);
+    STAT_SET(st->net_out, 0);
+    STAT_SET(st->errors, 0);
+    STAT_SET(st->unexpected_errors, 0);
+    STAT_SET(st->db.hits, 0);
+    STAT_SET(st->db.misses, 0);
+    STAT_SET(st->db.expired, 0);
+    for (int k = 0; k < ncmd; k++) {
+        STAT_SET(st->cmd_calls[k], 0);
+        STAT_SET(st->cmd_usec[k], 0);
+        STAT_SET(st->cmd_rejected[k], 0);
+        STAT_SET(st->cmd_failed[k], 0);
+    }
 }
 
 void stats_reset(void)
