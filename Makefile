@@ -48,6 +48,18 @@ $(BUILD)/obj/tests/%.o: tests/unit/%.c
 $(BUILD)/unit-tests: $(OBJS) $(UNIT_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# hotkv-benchmark, the load generator (src/tools/benchmark/, not part of the
+# server): its own sources only, no server code, linked with libc, pthread
+# and libm.  The unit tests (test_hist.c) link the parts they check.
+BENCH_SRCS := $(wildcard src/tools/benchmark/*.c)
+BENCH_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(BENCH_SRCS))
+BENCH_UNIT_OBJS := $(addprefix $(BUILD)/obj/tools/benchmark/,hist.o keydist.o stamp.o rparse.o)
+all: $(BUILD)/hotkv-benchmark
+$(BUILD)/hotkv-benchmark: $(BENCH_OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ -lm
+$(BUILD)/unit-tests: $(BENCH_UNIT_OBJS)
+-include $(BENCH_OBJS:.o=.d)
+
 unit: $(BUILD)/unit-tests
 	./$(BUILD)/unit-tests
 
