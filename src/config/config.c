@@ -54,13 +54,41 @@ static const char *const policies[] = {"volatile-lru", "volatile-lfu", "volatile
                                        "allkeys-lfu", "allkeys-random", "noeviction", NULL};
 
 static int set_obuf(const struct param *p, int argc, char **argv, char *err, size_t errlen);
+int workers_rebind(const char *bind, int port);
+
+/* At start-up only the value is stored; at run time (workers exist) the
+ * listeners move to the new port first, and a failure changes nothing. */
+static int set_port(const struct param *p, int argc, char **argv, char *err, size_t errlen)
+{
+    char *end;
+    long v;
+    (void)argc;
+    v = strtol(argv[0], &end, 10);
+    if (!argv[0][0] || *end) {
+        snprintf(err, errlen, "argument couldn't be parsed into an integer");
+        return -1;
+    }
+    if (v < p->min || v > p->max) {
+        snprintf(err, errlen, "argument must be between %lld and %lld inclusive", p->min, p->max);
+        return -1;
+    }
+    if (nworkers > 0 && v != cfg.port && workers_rebind(cfg.bind, (int)v) < 0) {
+        snprintf(err, errlen, "Unable to listen on this port: %s", strerror(errno));
+        return -1;
+    }
+    cfg.port = (int)v;
+    return 0;
+}
+
 static void get_obuf(const struct param *p, char *buf, size_t cap);
 static int set_maxmemory_policy(const struct param *p, int argc, char **argv, char *err, size_t errlen);
 static void get_str(const struct param *p, char *buf, size_t cap);
+static int set_port(const struct param *p, int argc, char **argv, char *err, size_t errlen);
+static int set_bind(const struct param *p, int argc, char **argv, char *err, size_t errlen);
 
 static struct param params[] = {
-    {"port", NULL, T_INT, &cfg.port, 0, 65535, IMMUTABLE, NULL, NULL, NULL},
-    {"bind", NULL, T_STR, &cfg.bind, 0, 0, IMMUTABLE, NULL, NULL, NULL},
+    {"port", NULL, T_SPECIAL, &cfg.port, 0, 65535, 0, NULL, set_port, NULL},
+    {"bind", NULL, T_SPECIAL, &cfg.bind, 0, 0, 0, NULL, set_bind, get_str},
     {"threads", "server-threads", T_INT, &cfg.threads, 1, 1024, IMMUTABLE, NULL, NULL, NULL},
     {"io-threads", NULL, T_INT, &cfg.io_threads, 1, 128, IMMUTABLE, NULL, NULL, NULL},
     {"requirepass", NULL, T_STR, &cfg.requirepass, 0, 0, 0, NULL, NULL, NULL},
@@ -176,6 +204,10 @@ static void param_get(const struct param *p, char *buf, size_t cap)
         p->get(p, buf, cap);
         return;
     }
+    if (p->ptr == &cfg.port) {
+        snprintf(buf, cap, "%d", cfg.port);
+        return;
+    }
     switch (p->type) {
     case T_BOOL:
         snprintf(buf, cap, "%s", *(int *)p->ptr ? "yes" : "no");
@@ -240,6 +272,29 @@ static int set_obuf(const struct param *p, int argc, char **argv, char *err, siz
         tmp[cls] = (struct obuf_limit){hard, soft, secs};
     }
     memcpy(cfg.obuf, tmp, sizeof(tmp));
+    return 0;
+}
+
+/* bind takes one or more addresses (as separate words, or one string). */
+static int set_bind(const struct param *p, int argc, char **argv, char *err, size_t errlen)
+{
+    char joined[1024] = "";
+    (void)p;
+    for (int i = 0; i < argc; i++) {
+        if (i)
+            strncat(joined, " ", sizeof(joined) - strlen(joined) - 1);
+        strncat(joined, argv[i], sizeof(joined) - strlen(joined) - 1);
+    }
+    if (!joined[0]) {
+        snprintf(err, errlen, "Too many bind addresses specified.");
+        return -1;
+    }
+    if (nworkers > 0 && strcmp(joined, cfg.bind) != 0 && workers_rebind(joined, cfg.port) < 0) {
+        snprintf(err, errlen, "Failed to bind to specified addresses.");
+        return -1;
+    }
+    retire(cfg.bind);
+    cfg.bind = hk_strdup(joined);
     return 0;
 }
 

@@ -668,6 +668,70 @@ int workers_start(int n)
     return 0;
 }
 
+/* CONFIG SET port/bind: open the new listening sockets for every worker first
+ * (so a port that cannot be bound changes nothing), then have each worker
+ * swap its listeners at a safe point. */
+struct rebind_req {
+    int (*fds)[16];
+    int *nfds;
+};
+
+static void rebind_one(struct worker *w, void *arg)
+{
+    struct rebind_req *r = arg;
+    int id = w->id;
+    for (int i = 0; i < w->nlfd; i++) {
+        epoll_ctl(w->epfd, EPOLL_CTL_DEL, w->lfds[i], NULL);
+        close(w->lfds[i]);
+    }
+    w->nlfd = 0;
+    for (int i = 0; i < r->nfds[id]; i++) {
+        struct epoll_event ev;
+        ev.events = EPOLLIN;
+        ev.data.u64 = (uint64_t)(8 + w->nlfd);
+        w->lfds[w->nlfd++] = r->fds[id][i];
+        epoll_ctl(w->epfd, EPOLL_CTL_ADD, r->fds[id][i], &ev);
+    }
+}
+
+int workers_rebind(const char *bind, int port)
+{
+    struct rebind_req r;
+    char *addrs = hk_strdup(bind), *save = NULL, *a;
+    int ok = 1;
+    r.fds = hk_calloc(sizeof(*r.fds) * (size_t)nworkers);
+    r.nfds = hk_calloc(sizeof(int) * (size_t)nworkers);
+    for (a = strtok_r(addrs, " ", &save); a && ok; a = strtok_r(NULL, " ", &save)) {
+        const char *addr = a[0] == '-' ? a + 1 : a;
+        for (int i = 0; i < nworkers && ok; i++) {
+            int fd = listen_one(addr, port);
+            if (fd < 0) {
+                if (a[0] == '-')
+                    break;
+                ok = 0;
+                break;
+            }
+            if (r.nfds[i] == 16) {
+                close(fd);
+                ok = 0;
+                break;
+            }
+            r.fds[i][r.nfds[i]++] = fd;
+        }
+    }
+    hk_free(addrs);
+    if (ok) {
+        worker_broadcast(rebind_one, &r);
+    } else {
+        for (int i = 0; i < nworkers; i++)
+            for (int k = 0; k < r.nfds[i]; k++)
+                close(r.fds[i][k]);
+    }
+    hk_free(r.fds);
+    hk_free(r.nfds);
+    return ok ? 0 : -1;
+}
+
 void workers_wake_all(void)
 {
     uint64_t one = 1;

@@ -152,3 +152,34 @@ def test_port_in_use_fails_cleanly():
         assert b"Could not create server TCP listening socket" in p.stdout
     finally:
         s.close()
+
+
+def test_config_set_port_moves_listeners():
+    port = free_port()
+    p = subprocess.Popen([BIN, "--port", str(port), "--threads", "2"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    try:
+        assert wait_port(port)
+        c = redis.Redis(port=port, decode_responses=True)
+        busy = socket.socket()
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        taken = busy.getsockname()[1]
+        # A port that cannot be bound changes nothing.
+        with pytest.raises(redis.ResponseError) as e:
+            c.config_set("port", taken)
+        assert "Unable to listen on this port" in str(e.value)
+        busy.close()
+        assert c.ping()
+        new = free_port()
+        assert c.config_set("port", new)
+        c2 = redis.Redis(port=new, decode_responses=True)
+        assert c2.config_get("port") == {"port": str(new)}
+        assert c2.info("server")["tcp_port"] == new
+        # The old port no longer accepts connections; the open one still works.
+        with pytest.raises(OSError):
+            socket.create_connection(("127.0.0.1", port), timeout=0.5)
+        assert c.ping()
+    finally:
+        p.terminate()
+        assert p.wait(10) == 0
