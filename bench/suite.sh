@@ -91,6 +91,12 @@ PUBSUB_RATES=${PUBSUB_RATES:-10k,30k}
 PARTS=${PARTS:-memory sweep throughput pubsub}
 OUT=${OUT:-docs/benchmarks/suite-$STAMP}
 SERVER_CPU=${SERVER_CPU:-0}; CLIENT_CPU=${CLIENT_CPU:-1}; GEN_THREADS=${GEN_THREADS:-1}
+# Plots need Debian's python3-matplotlib: install it when missing and root.
+if ! /usr/bin/python3 -c 'import matplotlib' 2>/dev/null && [ "$(id -u)" -eq 0 ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-matplotlib >/dev/null 2>&1 ||
+        echo "suite: could not install python3-matplotlib; plots will be skipped" >&2
+fi
+
 HOTKV_BIN=${HOTKV_BIN:-build/hotkv-server}
 REDIS_BIN=${REDIS_BIN:-redis-server}
 BENCH_BIN=${BENCH_BIN:-build/hotkv-benchmark}
