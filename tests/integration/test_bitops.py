@@ -11,6 +11,8 @@ import random
 
 import pytest
 
+from helpers import arity_error as arity, make_nonstring
+
 WRONGTYPE = ("error", "WRONGTYPE Operation against a key holding the wrong kind of value")
 SYNTAX = ("error", "ERR syntax error")
 NOT_INT = ("error", "ERR value is not an integer or out of range")
@@ -27,16 +29,6 @@ LLONG_MIN = -9223372036854775808
 MB = 1024 * 1024
 
 
-def arity(cmd):
-    return ("error", "ERR wrong number of arguments for '%s' command" % cmd)
-
-
-def make_nonstring(resp, key):
-    """Create a list key for WRONGTYPE tests; skip if lists are missing."""
-    reply = resp.call("LPUSH", key, "elem")
-    if isinstance(reply, tuple) and "unknown command" in reply[1]:
-        pytest.skip("server has no LPUSH (lists not implemented)")
-    assert reply == 1
 
 
 def version_at_least(resp, major, minor):

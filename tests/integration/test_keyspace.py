@@ -10,6 +10,8 @@ import time
 
 import pytest
 
+from helpers import arity_error as arity, make_nonstring
+
 from conftest import MODE, Resp, Server
 
 SYNTAX = ("error", "ERR syntax error")
@@ -18,16 +20,6 @@ OUT_OF_RANGE = ("error", "ERR DB index is out of range")
 NO_SUCH_KEY = ("error", "ERR no such key")
 
 
-def arity(cmd):
-    return ("error", "ERR wrong number of arguments for '%s' command" % cmd)
-
-
-def make_nonstring(resp, key):
-    """Create a non-string key (a list); skip if lists are not implemented."""
-    reply = resp.call("LPUSH", key, "elem")
-    if isinstance(reply, tuple) and "unknown command" in reply[1]:
-        pytest.skip("server has no LPUSH (lists not implemented)")
-    assert reply == 1
 
 
 # ------------------------------------------------------------- DEL / UNLINK

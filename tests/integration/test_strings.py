@@ -8,6 +8,8 @@ import time
 
 import pytest
 
+from helpers import arity_error as arity, make_nonstring
+
 WRONGTYPE = ("error", "WRONGTYPE Operation against a key holding the wrong kind of value")
 SYNTAX = ("error", "ERR syntax error")
 NOT_INT = ("error", "ERR value is not an integer or out of range")
@@ -17,21 +19,10 @@ LLONG_MAX = 9223372036854775807
 LLONG_MIN = -9223372036854775808
 
 
-def arity(cmd):
-    return ("error", "ERR wrong number of arguments for '%s' command" % cmd)
-
 
 def invalid_expire(cmd):
     return ("error", "ERR invalid expire time in '%s' command" % cmd)
 
-
-def make_nonstring(resp, key):
-    """Create a non-string key (a list) for WRONGTYPE tests; skip the test if
-    the server does not implement lists yet."""
-    reply = resp.call("LPUSH", key, "elem")
-    if isinstance(reply, tuple) and "unknown command" in reply[1]:
-        pytest.skip("server has no LPUSH (lists not implemented)")
-    assert reply == 1
 
 
 # --------------------------------------------------------------------- SET
