@@ -40,25 +40,6 @@
 #define LIVE_NS 200000000ull       /* publish the live histogram every 200 ms */
 #define MAX_EVENTS 256
 
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "hotkv-benchmark: out of memory\n");
-        abort();
-    }
-    return p;
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-    p = realloc(p, n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "hotkv-benchmark: out of memory\n");
-        abort();
-    }
-    return p;
-}
 
 static void set_fatal(struct bm_engine *e, const char *fmt, const char *a, const char *b)
 {

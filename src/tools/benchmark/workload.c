@@ -6,9 +6,21 @@
 #include <string.h>
 #include <strings.h>
 
-static void *xmalloc(size_t n)
+/* The tool's allocation policy (shared with engine.c): out of memory is
+ * fatal, with a message. */
+void *xmalloc(size_t n)
 {
     void *p = malloc(n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "hotkv-benchmark: out of memory\n");
+        abort();
+    }
+    return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n ? n : 1);
     if (!p) {
         fprintf(stderr, "hotkv-benchmark: out of memory\n");
         abort();

@@ -65,4 +65,8 @@ static inline void bm_put_key(char *dst, uint64_t k)
     }
 }
 
+/* Allocation that aborts with a message when memory runs out. */
+void *xmalloc(size_t n);
+void *xrealloc(void *p, size_t n);
+
 #endif
