@@ -20,6 +20,7 @@
 #include "cmd/commands.h"
 #include "config/config.h"
 #include "server.h"
+#include "db/object.h"
 
 long long server_start_ms;
 
@@ -110,6 +111,7 @@ int server_main(int argc, char **argv)
     log_msg(LL_NOTICE, "oO0OoO0OoO0Oo HotKV is starting oO0OoO0OoO0Oo");
     log_msg(LL_NOTICE, "HotKV version=%s, redis_compat=%s, bits=64, pid=%d, just started", HOTKV_VERSION, REDIS_COMPAT_VERSION, (int)getpid());
     db_init(cfg.databases);
+    lazyfree_start();
     if (workers_start(cfg.threads) < 0) {
         log_msg(LL_WARNING, "Failed listening on port %d (tcp), aborting.", cfg.port);
         if (pidfile)
@@ -132,6 +134,7 @@ int server_main(int argc, char **argv)
     atomic_store(&server_shutdown, 1);
     workers_wake_all();
     workers_join();
+    lazyfree_stop();
     if (pidfile)
         unlink(pidfile);
     log_msg(LL_WARNING, "HotKV is now ready to exit, bye bye...");

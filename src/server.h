@@ -82,9 +82,13 @@ extern struct config cfg;
 #define CF_READ_PAUSED 0x0100  /* EPOLLIN off: too much output pending */
 #define CF_PENDING_WRITE 0x0200
 #define CF_UNIX 0x0400
+#define CF_BLOCKED 0x0800        /* waiting in a blocking command (c->blocked) */
+#define CF_DENY_BLOCKING 0x1000  /* blocking commands reply the timeout now (MULTI, scripts) */
+#define CF_RESUME 0x2000         /* on the worker's resume list */
 
 struct worker;
 struct cmd;
+struct waiter;
 
 struct client {
     int fd;
@@ -117,6 +121,9 @@ struct client {
     unsigned *kslot;                    /* slot per argv index (keys only) */
     int argv_cap;
     const struct cmd *cmd;
+
+    struct waiter *blocked;             /* db/blocking.c, NULL if not blocked */
+    struct client *resume_next;         /* worker's resume list */
 };
 
 /* Argument helpers for handlers. */
@@ -246,6 +253,7 @@ struct worker {
     struct client *clients;           /* list head */
     int nclients;
     struct client *pending_write;     /* replies to flush this loop turn */
+    struct client *resume;            /* unblocked clients whose input to run */
     pthread_mutex_t jlock;
     struct job *jobs;                 /* MPSC: pushed under jlock */
     struct worker_stats stats;
@@ -266,6 +274,11 @@ extern long long server_start_ms;
  * for all of them.  Never call with a shard lock held. */
 void worker_broadcast(void (*fn)(struct worker *, void *), void *arg);
 void client_close(struct client *c);
+/* Queue a job for worker w without waiting (fn runs on w's thread). */
+void worker_post(struct worker *w, void (*fn)(struct worker *, void *), void *arg);
+/* A blocked client was unblocked (its reply appended): the worker resumes
+ * its pipelined input in its loop. Owner thread only. */
+void client_unblocked(struct client *c);
 void client_free_args(struct client *c);
 
 /* Stats summed over workers (approximate while they run). */

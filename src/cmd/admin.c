@@ -49,6 +49,8 @@
 #include "../base/log.h"
 #include "../base/mem.h"
 #include "../base/util.h"
+#include "../db/blocking.h"
+#include "../db/object.h"
 #include "commands.h"
 
 /* ------------------------------------------------------- text builder --- */
@@ -315,11 +317,12 @@ static void info_clients(struct sbuf *b, struct client *c)
     sb_printf(b, "maxclients:%lld\r\n", cfg.maxclients);
     sb_printf(b, "client_recent_max_input_buffer:%zu\r\n", max_in);
     sb_printf(b, "client_recent_max_output_buffer:%zu\r\n", max_out);
-    sb_printf(b, "blocked_clients:0\r\n");
+    sb_printf(b, "blocked_clients:%lld\r\n", blocking_clients());
     sb_printf(b, "tracking_clients:0\r\n");
-    sb_printf(b, "clients_in_timeout_table:0\r\n");
+    sb_printf(b, "clients_in_timeout_table:%lld\r\n", blocking_timeouts());
     sb_printf(b, "total_watched_keys:0\r\n");
-    sb_printf(b, "total_blocking_keys:0\r\n");
+    sb_printf(b, "total_blocking_keys:%lld\r\n", blocking_keys());
+    sb_printf(b, "total_blocking_keys_on_nokey:0\r\n");
     sb_printf(b, "pubsub_clients:0\r\n");
     sb_printf(b, "watching_clients:0\r\n");
 }
@@ -369,7 +372,8 @@ static void info_memory(struct sbuf *b, unsigned long long total_keys)
     sb_printf(b, "mem_fragmentation_ratio:%.2f\r\n", used ? (double)rss / (double)used : 0.0);
     sb_printf(b, "mem_fragmentation_bytes:%lld\r\n", (long long)rss - (long long)used);
     sb_printf(b, "mem_allocator:%s\r\n", mem_allocator());
-    sb_printf(b, "lazyfree_pending_objects:0\r\n");
+    sb_printf(b, "lazyfree_pending_objects:%llu\r\n", lazyfree_pending());
+    sb_printf(b, "lazyfreed_objects:%llu\r\n", lazyfreed_objects());
 }
 
 static void info_persistence(struct sbuf *b)
@@ -743,6 +747,12 @@ static const struct cmd_doc cmd_docs[] = {
     {"shutdown", "Stop the server", "O(1) without saving",
      "save-selector:oneof?(nosave:pure-token save:pure-token) now:pure-token? force:pure-token? abort:pure-token?", NULL,
      NULL, NULL},
+    /* collections: each type file owns its rows */
+#include "t_list.docs"
+#include "t_hash.docs"
+#include "t_set.docs"
+#include "t_zset.docs"
+#include "t_sort.docs"
 };
 #define NDOCS (sizeof(cmd_docs) / sizeof(cmd_docs[0]))
 
@@ -1497,9 +1507,7 @@ static void debug_populate(struct client *c)
 
 static const char *encoding_name(const struct entry *e)
 {
-    static const char *const names[] = {"raw", "int", "hashtable", "zipmap", "linkedlist", "ziplist",
-                                        "intset", "skiplist", "embstr", "quicklist", "stream", "listpack"};
-    return e->enc < sizeof(names) / sizeof(names[0]) ? names[e->enc] : "unknown";
+    return obj_enc_name(e);
 }
 
 /* Bytes an RDB dump would use for a length prefix. */

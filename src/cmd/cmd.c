@@ -14,6 +14,7 @@
 
 #include "../base/mem.h"
 #include "../base/util.h"
+#include "../db/blocking.h"
 #include "commands.h"
 
 #define W CMD_WRITE
@@ -37,10 +38,19 @@
 #define A_ADM ACL_ADMIN
 #define A_DNG ACL_DANGEROUS
 #define A_CONN ACL_CONNECTION
+#define A_LIST ACL_LIST
+#define A_HASH ACL_HASH
+#define A_SET ACL_SET
+#define A_ZSET ACL_SORTEDSET
+#define A_BLK ACL_BLOCKING
+#define BLK CMD_BLOCKING
+#define MOV CMD_MOVABLE_KEYS
 
 /* name, fn, arity, flags, first, last, step, acl, group, since */
 #define C(n, fn, ar, fl, f, l, s, acl, grp, since) {n, fn, ar, fl, f, l, s, acl, grp, since, NULL, NULL, NULL, 0, NULL}
 #define CS(n, fn, ar, fl, f, l, s, acl, grp, since, subs) {n, fn, ar, fl, f, l, s, acl, grp, since, NULL, NULL, subs, 0, NULL}
+/* Movable keys: gk(c, idx, max) lists the key argv indexes (flag MOV). */
+#define CK(n, fn, ar, fl, f, l, s, acl, grp, since, gk) {n, fn, ar, fl, f, l, s, acl, grp, since, NULL, NULL, NULL, 0, gk}
 #define END {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, 0, NULL}
 
 static struct cmd client_subs[] = {
@@ -50,6 +60,7 @@ static struct cmd client_subs[] = {
     C("client|list", client_command, -2, ADM | NS | LD | ST, 0, 0, 0, A_ADM | A_S | A_DNG | A_CONN, "connection", "2.4.0"),
     C("client|info", client_command, 2, NS | LD | ST, 0, 0, 0, A_S | A_CONN, "connection", "6.2.0"),
     C("client|kill", client_command, -3, ADM | NS | LD | ST, 0, 0, 0, A_ADM | A_S | A_DNG | A_CONN, "connection", "2.4.0"),
+    C("client|unblock", client_command, -3, ADM | NS | LD | ST, 0, 0, 0, A_ADM | A_S | A_DNG | A_CONN, "connection", "5.0.0"),
     C("client|setinfo", client_command, 4, NS | LD | ST, 0, 0, 0, A_S | A_CONN, "connection", "7.2.0"),
     C("client|no-evict", client_command, 3, ADM | NS | LD | ST, 0, 0, 0, A_ADM | A_S | A_DNG | A_CONN, "connection", "7.0.0"),
     C("client|no-touch", client_command, 3, NS | LD | ST, 0, 0, 0, A_S | A_CONN, "connection", "7.2.0"),
@@ -159,6 +170,12 @@ struct cmd cmd_table[] = {
     CS("memory", NULL, -2, 0, 0, 0, 0, A_S, "server", "4.0.0", memory_subs),
     C("select", select_command, 2, LD | ST | F, 0, 0, 0, A_CONN | A_F, "connection", "1.0.0"),
     C("swapdb", swapdb_command, 3, W | F | ALL, 0, 0, 0, A_KS | A_W | A_F | A_DNG, "server", "4.0.0"),
+    /* collections (rows owned by each type's file) */
+#include "t_list.tab"
+#include "t_hash.tab"
+#include "t_set.tab"
+#include "t_zset.tab"
+#include "t_sort.tab"
     /* connection */
     C("ping", ping_command, -1, F, 0, 0, 0, A_F | A_CONN, "connection", "1.0.0"),
     C("echo", echo_command, 2, F | LD | ST, 0, 0, 0, A_F | A_CONN, "connection", "1.0.0"),
@@ -435,6 +452,9 @@ run:
                 hk_free(sl);
             }
         }
+        /* Waiters on keys this command fed are served now, with its
+         * locks released, before the client's next command. */
+        blocking_serve_ready();
         db_cmd_time_ms = 0;
         long long t1 = time_us();
         c->w->now_us = t1;

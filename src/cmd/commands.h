@@ -30,6 +30,13 @@ cmd_fn info_command, config_command, time_command, lastsave_command, debug_comma
 /* function.c */
 cmd_fn function_command;
 
+/* Collection types and SORT: each file's own header. */
+#include "t_hash.h"
+#include "t_list.h"
+#include "t_set.h"
+#include "t_sort.h"
+#include "t_zset.h"
+
 /* Helpers shared between files. */
 int getkeys_none(struct client *c, int *idx, int max);
 /* Parse EX/PX/EXAT/PXAT argument at argv[i+1] into an absolute ms time;

@@ -12,6 +12,7 @@
 
 #include "../base/mem.h"
 #include "../base/util.h"
+#include "../db/blocking.h"
 #include "commands.h"
 
 void ping_command(struct client *c)
@@ -184,6 +185,8 @@ static void client_flags_str(const struct client *c, char *out)
         *p++ = 'e';
     if (c->flags & CF_NO_TOUCH)
         *p++ = 'T';
+    if (c->flags & CF_BLOCKED)
+        *p++ = 'b';
     if (p == out)
         *p++ = 'N';
     *p = 0;
@@ -288,6 +291,44 @@ static void kill_one(struct worker *w, void *arg)
         }
         atomic_fetch_add(&r->killed, 1);
     }
+}
+
+struct unblock_req {
+    unsigned long long id;
+    int err;
+    atomic_int done;
+};
+
+/* Runs on every worker: the one owning the client unblocks it. */
+static void unblock_one(struct worker *w, void *arg)
+{
+    struct unblock_req *r = arg;
+    for (struct client *c = w->clients; c; c = c->next)
+        if (c->id == r->id && blocking_unblock(c, r->err))
+            atomic_fetch_add(&r->done, 1);
+}
+
+static void client_unblock(struct client *c)
+{
+    struct unblock_req r;
+    long long id;
+    if (!str_to_ll(c->argv[2], c->argvlen[2], &id)) {
+        reply_error(&c->out, ERR_NOT_INT);
+        return;
+    }
+    r.id = (unsigned long long)id;
+    r.err = 0;
+    if (c->argc == 4) {
+        if (arg_is(c, 3, "error"))
+            r.err = 1;
+        else if (!arg_is(c, 3, "timeout")) {
+            reply_error(&c->out, "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+            return;
+        }
+    }
+    atomic_init(&r.done, 0);
+    worker_broadcast(unblock_one, &r);
+    reply_int(&c->out, atomic_load(&r.done) ? 1 : 0);
 }
 
 static int parse_client_type(struct client *c, int i, int *type)
@@ -451,6 +492,8 @@ void client_command(struct client *c)
         reply_verbatim(&c->out, line, n, "txt");
     } else if (!strcmp(sub, "kill")) {
         client_kill(c);
+    } else if (!strcmp(sub, "unblock")) {
+        client_unblock(c);
     } else if (!strcmp(sub, "setinfo")) {
         char **slot;
         const char *what;
@@ -524,6 +567,8 @@ void client_command(struct client *c)
             "    Assign the name <name> to the current connection.",
             "SETINFO <option> <value>",
             "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
+            "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+            "    Unblock the specified blocked client.",
             "HELP",
             "    Print this help.",
         };

@@ -17,6 +17,8 @@
 
 #include "../base/mem.h"
 #include "../base/util.h"
+#include "../db/blocking.h"
+#include "../db/object.h"
 #include "commands.h"
 
 static const char *type_name(int t)
@@ -99,11 +101,12 @@ static void rename_generic(struct client *c, int nx)
         reply_int(&c->out, 0);
         return;
     }
-    struct entry *n = entry_dup(e, c->argv[2], c->argvlen[2], 1);
+    struct entry *n = entry_rekey(e, c->argv[2], c->argvlen[2]);
     if (d)
         db_replace(c->db, s2, didx, n);
     else
         db_add(c->db, s2, n);
+    signal_key_ready(c->db, s2, c->argv[2], c->argvlen[2]);
     /* The old entry's value now belongs to n (collection pointers are
      * moved, not copied): free only the shell. */
     idx = -1;
@@ -173,6 +176,7 @@ void copy_command(struct client *c)
         db_replace(dst, kslot(c, 2), didx, n);
     else
         db_add(dst, kslot(c, 2), n);
+    signal_key_ready(dst, kslot(c, 2), c->argv[2], c->argvlen[2]);
     reply_int(&c->out, 1);
 }
 
@@ -198,6 +202,7 @@ void move_command(struct client *c)
     }
     db_unlink(c->db, s, idx);
     db_add((int)v, s, e);
+    signal_key_ready((int)v, s, c->argv[1], c->argvlen[1]);
     reply_int(&c->out, 1);
 }
 
@@ -401,7 +406,7 @@ static void flush_dbs(int from, int to, int async)
     j->tabs = hk_malloc(sizeof(*j->tabs) * cap);
     for (int d = from; d < to; d++) {
         for (unsigned s = 0; s < NSLOTS; s++) {
-            struct table *t = ks.dbs[d]->t[s];
+            struct table *t = db_detach(d, s);
             if (!t)
                 continue;
             if (j->n == cap) {
@@ -409,7 +414,6 @@ static void flush_dbs(int from, int to, int async)
                 j->tabs = hk_realloc(j->tabs, sizeof(*j->tabs) * cap);
             }
             j->tabs[j->n++] = t;
-            ks.dbs[d]->t[s] = NULL;
         }
     }
     pthread_t tid;
@@ -603,9 +607,7 @@ void persist_command(struct client *c)
 
 static const char *enc_name(struct entry *e)
 {
-    if (e->type == OBJ_STRING)
-        return e->enc == ENC_INT ? "int" : e->enc == ENC_EMBSTR ? "embstr" : "raw";
-    return "raw";
+    return obj_enc_name(e);
 }
 
 static int policy_is_lfu(void)
@@ -741,7 +743,11 @@ void swapdb_command(struct client *c)
         reply_error(&c->out, ERR_DB_RANGE);
         return;
     }
-    if (a != b)
+    if (a != b) {
         db_swap((int)a, (int)b);
+        /* Clients blocked in either database now see other values. */
+        blocking_signal_db((int)a);
+        blocking_signal_db((int)b);
+    }
     reply_ok(&c->out);
 }

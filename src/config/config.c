@@ -14,6 +14,7 @@
 #include "../base/mem.h"
 #include "../base/util.h"
 #include "../cmd/commands.h"
+#include "../db/object.h"
 #include "../server.h"
 
 struct config cfg;
@@ -111,6 +112,14 @@ static struct param params[] = {
     {"maxmemory-policy", NULL, T_SPECIAL, &cfg.maxmemory_policy, 0, 0, 0, NULL, set_maxmemory_policy, get_str},
     {"lfu-log-factor", NULL, T_INT, (void *)&db_lfu_log_factor, 0, INT_MAX, 0, NULL, NULL, NULL},
     {"lfu-decay-time", NULL, T_INT, (void *)&db_lfu_decay_time, 0, INT_MAX, 0, NULL, NULL, NULL},
+    {"list-max-listpack-size", "list-max-ziplist-size", T_INT, &list_max_listpack_size, INT_MIN, INT_MAX, 0, NULL, NULL, NULL},
+    {"hash-max-listpack-entries", "hash-max-ziplist-entries", T_INT, &hash_max_listpack_entries, 0, INT_MAX, 0, NULL, NULL, NULL},
+    {"hash-max-listpack-value", "hash-max-ziplist-value", T_INT, &hash_max_listpack_value, 0, INT_MAX, 0, NULL, NULL, NULL},
+    {"set-max-intset-entries", NULL, T_INT, &set_max_intset_entries, 0, INT_MAX, 0, NULL, NULL, NULL},
+    {"set-max-listpack-entries", NULL, T_INT, &set_max_listpack_entries, 0, INT_MAX, 0, NULL, NULL, NULL},
+    {"set-max-listpack-value", NULL, T_INT, &set_max_listpack_value, 0, INT_MAX, 0, NULL, NULL, NULL},
+    {"zset-max-listpack-entries", "zset-max-ziplist-entries", T_INT, &zset_max_listpack_entries, 0, INT_MAX, 0, NULL, NULL, NULL},
+    {"zset-max-listpack-value", "zset-max-ziplist-value", T_INT, &zset_max_listpack_value, 0, INT_MAX, 0, NULL, NULL, NULL},
     {"lazyfree-lazy-user-flush", NULL, T_BOOL, &cfg.lazyfree_lazy_user_flush, 0, 1, 0, NULL, NULL, NULL},
 };
 #define NPARAMS ((int)(sizeof(params) / sizeof(params[0])))

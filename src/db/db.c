@@ -6,6 +6,7 @@
 
 #include "../base/mem.h"
 #include "../base/util.h"
+#include "object.h"
 
 struct keyspace ks;
 _Thread_local struct db_stats *db_tstats;
@@ -150,15 +151,36 @@ struct entry *entry_new_string(const char *key, size_t klen, const char *val, si
 
 void entry_free(struct entry *e)
 {
-    /* Collection types free their structure here (issue 4). */
+    if (e->type != OBJ_STRING)
+        obj_free_value(e->type, e->enc, entry_ptr(e));
     hk_free(e);
 }
 
 struct entry *entry_dup(struct entry *e, const char *key, size_t klen, int keep_ttl)
 {
     long long exp = keep_ttl ? entry_expire(e) : -1;
-    struct entry *n = entry_new(e->type, key, klen, e->vlen, exp);
-    memcpy(entry_val(n), entry_val(e), e->vlen);
+    struct entry *n;
+    if (e->type == OBJ_STRING) {
+        n = entry_new(e->type, key, klen, e->vlen, exp);
+        memcpy(entry_val(n), entry_val(e), e->vlen);
+    } else {
+        const struct type_ops *o = obj_ops(e->type);
+        n = entry_new_obj(e->type, e->enc, key, klen, o->dup(entry_ptr(e), e->enc), exp);
+    }
+    n->enc = e->enc;
+    n->lru = e->lru;
+    return n;
+}
+
+struct entry *entry_rekey(struct entry *e, const char *key, size_t klen)
+{
+    struct entry *n;
+    if (e->type == OBJ_STRING) {
+        n = entry_new(e->type, key, klen, e->vlen, entry_expire(e));
+        memcpy(entry_val(n), entry_val(e), e->vlen);
+    } else {
+        n = entry_new_obj(e->type, e->enc, key, klen, entry_ptr(e), entry_expire(e));
+    }
     n->enc = e->enc;
     n->lru = e->lru;
     return n;
@@ -166,7 +188,13 @@ struct entry *entry_dup(struct entry *e, const char *key, size_t klen, int keep_
 
 size_t entry_mem(struct entry *e)
 {
-    return hk_usable(e);
+    size_t n = hk_usable(e);
+    if (e->type != OBJ_STRING) {
+        const struct type_ops *o = obj_ops(e->type);
+        if (o && o->mem)
+            n += o->mem(entry_ptr(e), e->enc);
+    }
+    return n;
 }
 
 static inline struct table **tslot(int db, unsigned slot)
@@ -181,10 +209,30 @@ static inline void slot_exp_add(unsigned slot, int d)
                           memory_order_relaxed);
 }
 
+static inline void slot_hfe_add(unsigned slot, int d)
+{
+    atomic_store_explicit(&ks.slot_hfe[slot], atomic_load_explicit(&ks.slot_hfe[slot], memory_order_relaxed) + (uint32_t)d,
+                          memory_order_relaxed);
+}
+
+void db_set_hfe(int db, unsigned slot, struct entry *e, int on)
+{
+    (void)db;
+    if (on && !(e->flags & E_HFE)) {
+        e->flags |= E_HFE;
+        slot_hfe_add(slot, 1);
+    } else if (!on && (e->flags & E_HFE)) {
+        e->flags &= (uint8_t)~E_HFE;
+        slot_hfe_add(slot, -1);
+    }
+}
+
 static void remove_at(int db, unsigned slot, long idx, int free_it)
 {
     struct table **tp = tslot(db, slot);
     struct entry *e = (*tp)->slots[idx];
+    if (e->flags & E_HFE)
+        slot_hfe_add(slot, -1);
     if (e->flags & E_HAS_EXPIRE) {
         (*tp)->expires--;
         slot_exp_add(slot, -1);
@@ -242,6 +290,8 @@ void db_add(int db, unsigned slot, struct entry *e)
     if (!*tp)
         *tp = table_new(4);
     table_insert(tp, e, table_hash(entry_key(e), e->klen));
+    if (e->flags & E_HFE)
+        slot_hfe_add(slot, 1);
     if (e->flags & E_HAS_EXPIRE) {
         (*tp)->expires++;
         slot_exp_add(slot, 1);
@@ -252,6 +302,10 @@ void db_replace(int db, unsigned slot, long idx, struct entry *e)
 {
     struct table *t = *tslot(db, slot);
     struct entry *old = t->slots[idx];
+    if (old->flags & E_HFE)
+        slot_hfe_add(slot, -1);
+    if (e->flags & E_HFE)
+        slot_hfe_add(slot, 1);
     if (old->flags & E_HAS_EXPIRE) {
         t->expires--;
         slot_exp_add(slot, -1);
@@ -341,15 +395,25 @@ unsigned long long db_expires(int db)
     return n;
 }
 
+struct table *db_detach(int db, unsigned s)
+{
+    struct table *t = ks.dbs[db]->t[s];
+    if (!t)
+        return NULL;
+    slot_exp_add(s, -(int)t->expires);
+    for (uint32_t i = 0; i < t->cap; i++)
+        if (table_full(t, i) && (t->slots[i]->flags & E_HFE))
+            slot_hfe_add(s, -1);
+    ks.dbs[db]->t[s] = NULL;
+    return t;
+}
+
 void db_flush(int db)
 {
     for (unsigned s = 0; s < NSLOTS; s++) {
-        struct table *t = ks.dbs[db]->t[s];
-        if (t) {
-            slot_exp_add(s, -(int)t->expires);
+        struct table *t = db_detach(db, s);
+        if (t)
             table_free(t, entry_free);
-            ks.dbs[db]->t[s] = NULL;
-        }
     }
 }
 
@@ -372,16 +436,23 @@ long db_active_expire(unsigned from, unsigned to, unsigned *cursor, long long bu
 
     while (visited < span) {
         struct spinlock *l = &ks.locks[s];
-        if (atomic_load_explicit(&ks.slot_expires[s], memory_order_relaxed) && spin_trylock(l)) {
+        int hfe = atomic_load_explicit(&ks.slot_hfe[s], memory_order_relaxed) != 0;
+        if ((atomic_load_explicit(&ks.slot_expires[s], memory_order_relaxed) || hfe) && spin_trylock(l)) {
             for (int d = 0; d < ks.ndb; d++) {
                 struct table *t = ks.dbs[d]->t[s];
-                if (!t || t->expires == 0)
+                if (!t || (t->expires == 0 && !hfe))
                     continue;
                 for (uint32_t i = 0; t && i < t->cap; i++) {
                     if (!table_full(t, i))
                         continue;
                     struct entry *e = t->slots[i];
-                    if ((e->flags & E_HAS_EXPIRE) && entry_expire(e) <= now) {
+                    int gone = (e->flags & E_HAS_EXPIRE) && entry_expire(e) <= now;
+                    if (!gone && (e->flags & E_HFE)) {
+                        int empty = 0;
+                        hash_expire_fields(e, s, now, &empty);
+                        gone = empty;
+                    }
+                    if (gone) {
                         /* Removing may shrink the table: restart this slot. */
                         uint32_t cap = t->cap;
                         remove_at(d, s, (long)i, 1);

@@ -40,6 +40,8 @@ struct keyspace {
      * slot's lock; read without it (relaxed) by the expiry sweeper, which
      * only needs to know which slots are worth a trylock. */
     _Atomic uint32_t slot_expires[NSLOTS];
+    /* Hashes with field TTLs (E_HFE) in slot s, same rules. */
+    _Atomic uint32_t slot_hfe[NSLOTS];
 };
 
 extern struct keyspace ks;
@@ -103,6 +105,10 @@ struct entry *db_unlink(int db, unsigned slot, long idx);
 /* Set or clear (when_ms < 0) the TTL; returns the (possibly moved) entry. */
 struct entry *db_set_expire(int db, unsigned slot, long idx, long long when_ms);
 
+/* Mark (on) or unmark the entry at idx as a hash with field TTLs, so the
+ * sweeper calls hash_expire_fields() on it. */
+void db_set_hfe(int db, unsigned slot, struct entry *e, int on);
+
 /* Entries. */
 struct entry *entry_new_string(const char *key, size_t klen, const char *val, size_t vlen, long long expire);
 uint8_t string_enc(const char *v, size_t n);
@@ -110,6 +116,9 @@ struct entry *entry_new(uint8_t type, const char *key, size_t klen, size_t vlen,
 void entry_free(struct entry *e);
 /* Copy of an entry with a new key (RENAME/COPY keep type, value, TTL). */
 struct entry *entry_dup(struct entry *e, const char *key, size_t klen, int keep_ttl);
+/* RENAME: a new entry with the key changed that takes over e's value
+ * (collection pointers move): the caller frees only e's shell (hk_free). */
+struct entry *entry_rekey(struct entry *e, const char *key, size_t klen);
 /* Allocation size of an entry including the value structure. */
 size_t entry_mem(struct entry *e);
 
@@ -117,6 +126,9 @@ size_t entry_mem(struct entry *e);
 unsigned long long db_size(int db);
 unsigned long long db_expires(int db);
 void db_flush(int db);
+/* Take slot s's table of db out of the keyspace (FLUSH ASYNC frees it
+ * elsewhere), keeping the per-slot counters right. */
+struct table *db_detach(int db, unsigned s);
 void db_swap(int a, int b);
 
 /* Expiry sweeper: one pass over [from, to) slots with a time budget (us);

@@ -15,10 +15,25 @@
 #include <string.h>
 
 enum { OBJ_STRING = 0, OBJ_LIST = 1, OBJ_SET = 2, OBJ_ZSET = 3, OBJ_HASH = 4, OBJ_STREAM = 6, OBJ_VSET = 7 };
-/* String encodings as OBJECT ENCODING names them. */
-enum { ENC_RAW = 0, ENC_INT = 1, ENC_EMBSTR = 8 };
+/* Encodings, numbered as Redis numbers them; OBJECT ENCODING names them
+ * (obj_enc_name in object.h).  Strings: raw/int/embstr.  Collections hold
+ * a pointer to one of the structures below as their value. */
+enum {
+    ENC_RAW = 0,
+    ENC_INT = 1,
+    ENC_HT = 2,          /* "hashtable": struct dict (ds/dict.h) */
+    ENC_INTSET = 6,      /* "intset": ds/intset.h */
+    ENC_SKIPLIST = 7,    /* "skiplist": sorted set = dict + skiplist */
+    ENC_EMBSTR = 8,
+    ENC_QUICKLIST = 9,   /* "quicklist": list of listpack nodes */
+    ENC_LISTPACK = 11,   /* "listpack": ds/listpack.h */
+    ENC_LISTPACK_EX = 12 /* "listpackex": hash listpack with field TTLs */
+};
 
 #define E_HAS_EXPIRE 0x01
+/* A hash with at least one field TTL (HEXPIRE): the expiry sweeper visits
+ * it (db.h: db_set_hfe). */
+#define E_HFE 0x02
 
 struct entry {
     uint8_t type;
@@ -59,11 +74,17 @@ static inline size_t entry_size(const struct entry *e)
     return entry_hdr(e) + e->klen + e->vlen;
 }
 
+/* A collection's pointer sits at the first 8-byte boundary after the key
+ * (vlen = padding + 8), so leak checkers and the CPU see an aligned
+ * pointer.  Adding or removing the 8-byte TTL keeps the padding. */
+static inline size_t entry_ptr_off(const struct entry *e)
+{
+    return (entry_hdr(e) + e->klen + 7) & ~(size_t)7;
+}
+
 static inline void *entry_ptr(struct entry *e)
 {
-    void *p;
-    memcpy(&p, entry_val(e), sizeof(p));
-    return p;
+    return *(void **)((char *)e + entry_ptr_off(e));
 }
 
 #endif

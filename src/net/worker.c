@@ -33,6 +33,7 @@
 #include "../base/log.h"
 #include "../base/mem.h"
 #include "../base/util.h"
+#include "../db/blocking.h"
 #include "../server.h"
 
 #define QBUF_CHUNK (16 * 1024)
@@ -189,9 +190,26 @@ static void pending_unlink(struct client *c)
     c->flags &= ~CF_PENDING_WRITE;
 }
 
+static void resume_unlink(struct client *c)
+{
+    struct client **pp = &c->w->resume;
+    while (*pp) {
+        if (*pp == c) {
+            *pp = c->resume_next;
+            break;
+        }
+        pp = &(*pp)->resume_next;
+    }
+    c->flags &= ~CF_RESUME;
+}
+
 void client_close(struct client *c)
 {
     struct worker *w = c->w;
+    if (c->blocked)
+        blocking_client_gone(c);
+    if (c->flags & CF_RESUME)
+        resume_unlink(c);
     if (c->flags & CF_PENDING_WRITE)
         pending_unlink(c);
     epoll_ctl(w->epfd, EPOLL_CTL_DEL, c->fd, NULL);
@@ -311,7 +329,7 @@ static void process_input(struct client *c)
 {
     c->w->now_us = time_us();
     c->last_ms = c->w->now_us / 1000;
-    while (c->qpos < c->qlen && !(c->flags & (CF_CLOSE_AFTER_REPLY | CF_CLOSE_ASAP))) {
+    while (c->qpos < c->qlen && !(c->flags & (CF_CLOSE_AFTER_REPLY | CF_CLOSE_ASAP | CF_BLOCKED))) {
         if (c->out.len - c->sent > OBUF_PAUSE) {
             if (!(c->flags & CF_READ_PAUSED)) {
                 c->flags |= CF_READ_PAUSED;
@@ -434,7 +452,8 @@ static void run_jobs(struct worker *w)
         struct job *j = rev;
         rev = rev->next;
         j->fn(w, j->arg);
-        atomic_fetch_sub(j->remaining, 1);
+        if (j->remaining)
+            atomic_fetch_sub(j->remaining, 1);
         hk_free(j);
     }
 }
@@ -474,6 +493,43 @@ void worker_broadcast(void (*fn)(struct worker *, void *), void *arg)
     }
 }
 
+void worker_post(struct worker *w, void (*fn)(struct worker *, void *), void *arg)
+{
+    struct job *j = hk_malloc(sizeof(*j));
+    uint64_t one = 1;
+    j->fn = fn;
+    j->arg = arg;
+    j->remaining = NULL;
+    pthread_mutex_lock(&w->jlock);
+    j->next = w->jobs;
+    w->jobs = j;
+    pthread_mutex_unlock(&w->jlock);
+    if (write(w->efd, &one, sizeof(one)) < 0) {
+        /* eventfd counter overflow cannot happen with one-increments. */
+    }
+}
+
+void client_unblocked(struct client *c)
+{
+    if (c->flags & CF_RESUME)
+        return;
+    c->flags |= CF_RESUME;
+    c->resume_next = c->w->resume;
+    c->w->resume = c;
+}
+
+/* Unblocked clients: run what they pipelined behind the blocking command
+ * and send the reply. */
+static void run_resumed(struct worker *w)
+{
+    while (w->resume) {
+        struct client *c = w->resume;
+        w->resume = c->resume_next;
+        c->flags &= ~CF_RESUME;
+        process_input(c);
+    }
+}
+
 static void flush_pending(struct worker *w)
 {
     while (w->pending_write) {
@@ -498,7 +554,7 @@ static void cron(struct worker *w)
         struct client *c = w->clients, *n;
         for (; c; c = n) {
             n = c->next;
-            if (now - c->last_ms > (long long)cfg.timeout * 1000 && c->out.len == c->sent) {
+            if (now - c->last_ms > (long long)cfg.timeout * 1000 && c->out.len == c->sent && !c->blocked) {
                 log_msg(LL_VERBOSE, "Closing idle client");
                 client_close(c);
             }
@@ -536,6 +592,13 @@ static void *worker_main(void *arg)
     while (!atomic_load_explicit(&server_shutdown, memory_order_relaxed)) {
         long long now = time_ms();
         int timeout = (int)(w->next_cron_ms - now);
+        if (blocking_any(w)) {
+            long long bt = blocking_cron(w, now);
+            if (bt >= 0 && bt < timeout)
+                timeout = (int)bt;
+        }
+        if (w->resume)
+            timeout = 0;
         if (timeout < 0)
             timeout = 0;
         int n = epoll_wait(w->epfd, evs, 256, timeout);
@@ -559,6 +622,7 @@ static void *worker_main(void *arg)
             if ((evs[i].events & EPOLLIN) && !(c->flags & CF_READ_PAUSED))
                 client_read(c);
         }
+        run_resumed(w);
         flush_pending(w);
         now = time_ms();
         if (now >= w->next_cron_ms) {
@@ -627,6 +691,7 @@ int workers_start(int n)
     char *addrs = hk_strdup(cfg.bind), *save = NULL, *a;
     nworkers = n;
     workers = hk_calloc(sizeof(struct worker) * (size_t)n);
+    blocking_init_workers(n);
     for (int i = 0; i < n; i++) {
         struct worker *w = &workers[i];
         struct epoll_event ev;

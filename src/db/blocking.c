@@ -1,0 +1,597 @@
+/* blocking.c - see blocking.h.
+ *
+ * Ownership and the waiter's life (the rules the code below relies on):
+ *  - struct waiter is created by the blocked client's worker (the owner)
+ *    inside the blocking command, with the locks of all the command's keys
+ *    held, and linked into one queue per key it waits on.  Per-key queues
+ *    (struct bkey, one per (db, key) with waiters) hang off blocked[slot]
+ *    and are read and written only with that slot's lock held.
+ *  - w->state moves by CAS only:
+ *      WAITING -> SERVING    a serving thread claims it (holding a lock of
+ *                            one of its keys);
+ *      SERVING -> WAITING    the claimer found nothing to pop after all;
+ *      SERVING -> SERVED     the claimer re-executed the command, unlinked
+ *                            the waiter from every queue (it holds all the
+ *                            waiter's slot locks then) and posts the reply
+ *                            to the owner, whose job frees the waiter;
+ *      WAITING -> CANCELLED  the owner (timeout, CLIENT UNBLOCK, close)
+ *                            or, for a client that is gone, a claimer that
+ *                            reverted; whoever wins this CAS unlinks (under
+ *                            the locks) and frees.
+ *    So at any moment exactly one party may free a waiter, and a serve
+ *    never races with a timeout: an element is popped only by a thread that
+ *    holds the SERVING claim, and the reply then always reaches the owner.
+ *  - w->gone is set by the owner when its client closes; after that the
+ *    owner forgets the waiter, and a claimer or the delivery job frees it.
+ *  - Everything else in the waiter (argv copies, keys, reply buffer) is
+ *    immutable after creation or touched only by the thread holding the
+ *    claim.  The owner-side list of blocked clients (bnext/bprev) belongs to
+ *    the owner worker alone. */
+#include "blocking.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/mem.h"
+#include "../base/util.h"
+#include "../server.h"
+#include "db.h"
+
+enum { W_WAITING = 0, W_SERVING, W_SERVED, W_CANCELLED };
+
+struct bkey;
+
+struct wnode {                 /* a waiter's place in one key's queue */
+    struct wnode *next, *prev;
+    struct waiter *w;
+    struct bkey *bk;
+};
+
+struct bkey {                  /* waiters of one (db, key), FIFO */
+    struct bkey *next;
+    struct wnode *head, *tail;
+    int db;
+    size_t klen;
+    char key[];
+};
+
+struct waiter {
+    _Atomic int state;
+    atomic_int gone;
+    struct client *c;          /* owner only */
+    struct worker *owner;
+    struct waiter *bnext, *bprev; /* owner's blocked list */
+    const struct cmd *cmd;
+    int db, type, null_kind, resp;
+    long long deadline;        /* ms, 0 = forever */
+    int argc;
+    char **argv;
+    size_t *argvlen;
+    unsigned *kslot;           /* per argv index (keys only) */
+    int nlock;                 /* slots to lock for a re-execution (sorted) */
+    unsigned *lock;
+    int nwait;                 /* queues it is in */
+    struct wnode *nodes;
+    struct reply out;          /* the reply of a serve */
+};
+
+static struct bkey *blocked[NSLOTS];       /* slot lock */
+static atomic_llong n_blocked_clients, n_blocking_keys, n_timeouts;
+
+/* Per-thread: keys signalled by the running command, and the re-execution
+ * in progress. */
+struct ready {
+    int db;
+    unsigned slot;
+    size_t klen;
+    char *key;
+};
+static _Thread_local struct ready *ready;
+static _Thread_local int nready, capready;
+static _Thread_local int reexec_active, reexec_blocked;
+
+/* Owner-side list of blocked clients, per worker.  Indexed by worker id. */
+static struct waiter **owner_list;
+static int owner_list_n;
+
+static struct waiter **list_head(struct worker *w)
+{
+    if (!owner_list) {
+        /* Workers are created before any client connects; the array is
+         * sized once by the first blocking call of any worker and never
+         * moved afterwards (see blocking_init_workers). */
+        return NULL;
+    }
+    return &owner_list[w->id];
+}
+
+void blocking_init_workers(int n)
+{
+    owner_list = hk_calloc(sizeof(*owner_list) * (size_t)n);
+    owner_list_n = n;
+}
+
+/* ------------------------------------------------------------ timeout --- */
+int parse_block_timeout(struct client *c, int i, long long *deadline_ms)
+{
+    long double ld;
+    if (!str_to_ld(c->argv[i], c->argvlen[i], &ld) || isnan(ld) || isinf(ld)) {
+        reply_error(&c->out, "ERR timeout is not a float or out of range");
+        return -1;
+    }
+    long double ms = ceill(ld * 1000.0L);
+    if (ms < 0) {
+        reply_error(&c->out, "ERR timeout is negative");
+        return -1;
+    }
+    long long now = db_now_ms();
+    if (ms > (long double)(LLONG_MAX - now)) {
+        reply_error(&c->out, "ERR timeout is out of range");
+        return -1;
+    }
+    *deadline_ms = ms > 0 ? now + (long long)ms : 0;
+    return 0;
+}
+
+/* ------------------------------------------------------------- queues --- */
+static struct bkey *bkey_find(int db, unsigned slot, const char *key, size_t klen)
+{
+    for (struct bkey *b = blocked[slot]; b; b = b->next)
+        if (b->db == db && b->klen == klen && memcmp(b->key, key, klen) == 0)
+            return b;
+    return NULL;
+}
+
+/* Unlink every node of w (all its slots locked by the caller). */
+static void unlink_waiter(struct waiter *w)
+{
+    for (int i = 0; i < w->nwait; i++) {
+        struct wnode *n = &w->nodes[i];
+        struct bkey *b = n->bk;
+        if (!b)
+            continue;
+        if (n->prev)
+            n->prev->next = n->next;
+        else
+            b->head = n->next;
+        if (n->next)
+            n->next->prev = n->prev;
+        else
+            b->tail = n->prev;
+        n->bk = NULL;
+        if (!b->head) {
+            unsigned s = key_slot(b->key, b->klen);
+            struct bkey **pp = &blocked[s];
+            while (*pp != b)
+                pp = &(*pp)->next;
+            *pp = b->next;
+            hk_free(b);
+            atomic_fetch_sub(&n_blocking_keys, 1);
+        }
+    }
+}
+
+static void lock_waiter(struct waiter *w)
+{
+    for (int i = 0; i < w->nlock; i++)
+        spin_lock(&ks.locks[w->lock[i]]);
+}
+
+static void unlock_waiter(struct waiter *w)
+{
+    for (int i = w->nlock - 1; i >= 0; i--)
+        spin_unlock(&ks.locks[w->lock[i]]);
+}
+
+static void free_waiter(struct waiter *w)
+{
+    for (int i = 0; i < w->argc; i++)
+        hk_free(w->argv[i]);
+    hk_free(w->argv);
+    hk_free(w->argvlen);
+    hk_free(w->kslot);
+    hk_free(w->lock);
+    hk_free(w->nodes);
+    reply_free(&w->out);
+    hk_free(w);
+}
+
+/* -------------------------------------------------------------- block --- */
+static int cmp_u(const void *a, const void *b)
+{
+    unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void owner_link(struct waiter *w)
+{
+    struct waiter **h = list_head(w->owner);
+    w->bprev = NULL;
+    w->bnext = *h;
+    if (*h)
+        (*h)->bprev = w;
+    *h = w;
+}
+
+static void owner_unlink(struct waiter *w)
+{
+    if (w->deadline)
+        atomic_fetch_sub(&n_timeouts, 1);
+    struct waiter **h = list_head(w->owner);
+    if (w->bprev)
+        w->bprev->bnext = w->bnext;
+    else
+        *h = w->bnext;
+    if (w->bnext)
+        w->bnext->bprev = w->bprev;
+    w->bnext = w->bprev = NULL;
+}
+
+void block_on_keys(struct client *c, const int *kidx, int n, int type, long long deadline_ms, int null_kind)
+{
+    if (reexec_active) {
+        /* A serve found nothing after all: stay queued. */
+        reexec_blocked = 1;
+        return;
+    }
+    if ((c->flags & CF_DENY_BLOCKING) || !c->w || !owner_list) {
+        if (null_kind == BLOCK_NULL_BULK)
+            reply_null(&c->out);
+        else
+            reply_null_array(&c->out);
+        return;
+    }
+    struct waiter *w = hk_calloc(sizeof(*w));
+    atomic_init(&w->state, W_WAITING);
+    atomic_init(&w->gone, 0);
+    w->c = c;
+    w->owner = c->w;
+    w->cmd = c->cmd;
+    w->db = c->db;
+    w->type = type;
+    w->null_kind = null_kind;
+    w->resp = c->out.resp;
+    w->deadline = deadline_ms;
+    w->argc = c->argc;
+    w->argv = hk_malloc(sizeof(char *) * (size_t)c->argc);
+    w->argvlen = hk_malloc(sizeof(size_t) * (size_t)c->argc);
+    w->kslot = hk_calloc(sizeof(unsigned) * (size_t)c->argc);
+    for (int i = 0; i < c->argc; i++) {
+        w->argv[i] = hk_malloc(c->argvlen[i] + 1);
+        memcpy(w->argv[i], c->argv[i], c->argvlen[i]);
+        w->argv[i][c->argvlen[i]] = 0;
+        w->argvlen[i] = c->argvlen[i];
+    }
+    /* Lock set for a re-execution: every key of the command (as the
+     * dispatcher locked them now), sorted and unique. */
+    int *ki = hk_malloc(sizeof(int) * (size_t)c->argc);
+    int nk = cmd_keys(c->cmd, c, ki, c->argc);
+    w->lock = hk_malloc(sizeof(unsigned) * (size_t)(nk > 0 ? nk : 1));
+    for (int i = 0; i < nk; i++) {
+        w->kslot[ki[i]] = c->kslot[ki[i]];
+        w->lock[i] = c->kslot[ki[i]];
+    }
+    hk_free(ki);
+    qsort(w->lock, (size_t)nk, sizeof(unsigned), cmp_u);
+    w->nlock = 0;
+    for (int i = 0; i < nk; i++)
+        if (w->nlock == 0 || w->lock[w->nlock - 1] != w->lock[i])
+            w->lock[w->nlock++] = w->lock[i];
+    reply_init(&w->out);
+    w->out.resp = w->resp;
+    /* One queue per distinct key (BLPOP k k waits once on k). */
+    w->nodes = hk_calloc(sizeof(struct wnode) * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        const char *k = c->argv[kidx[i]];
+        size_t kl = c->argvlen[kidx[i]];
+        unsigned s = c->kslot[kidx[i]];
+        int dup = 0;
+        for (int j = 0; j < i; j++)
+            if (c->argvlen[kidx[j]] == kl && memcmp(c->argv[kidx[j]], k, kl) == 0)
+                dup = 1;
+        if (dup)
+            continue;
+        struct bkey *b = bkey_find(c->db, s, k, kl);
+        if (!b) {
+            b = hk_malloc(sizeof(*b) + kl);
+            b->db = c->db;
+            b->klen = kl;
+            memcpy(b->key, k, kl);
+            b->head = b->tail = NULL;
+            b->next = blocked[s];
+            blocked[s] = b;
+            atomic_fetch_add(&n_blocking_keys, 1);
+        }
+        struct wnode *nd = &w->nodes[w->nwait++];
+        nd->w = w;
+        nd->bk = b;
+        nd->next = NULL;
+        nd->prev = b->tail;
+        if (b->tail)
+            b->tail->next = nd;
+        else
+            b->head = nd;
+        b->tail = nd;
+    }
+    c->blocked = w;
+    c->flags |= CF_BLOCKED;
+    owner_link(w);
+    atomic_fetch_add(&n_blocked_clients, 1);
+    if (w->deadline)
+        atomic_fetch_add(&n_timeouts, 1);
+}
+
+int client_is_blocked(const struct client *c)
+{
+    return c->blocked != NULL;
+}
+
+/* ------------------------------------------------------------- signal --- */
+void signal_key_ready(int db, unsigned slot, const char *key, size_t klen)
+{
+    if (!blocked[slot] || !bkey_find(db, slot, key, klen))
+        return;
+    for (int i = 0; i < nready; i++)
+        if (ready[i].db == db && ready[i].klen == klen && memcmp(ready[i].key, key, klen) == 0)
+            return;
+    if (nready == capready) {
+        capready = capready ? capready * 2 : 8;
+        ready = hk_realloc(ready, sizeof(*ready) * (size_t)capready);
+    }
+    ready[nready].db = db;
+    ready[nready].slot = slot;
+    ready[nready].klen = klen;
+    ready[nready].key = hk_malloc(klen ? klen : 1);
+    memcpy(ready[nready].key, key, klen);
+    nready++;
+}
+
+void blocking_signal_db(int db)
+{
+    for (unsigned s = 0; s < NSLOTS; s++)
+        for (struct bkey *b = blocked[s]; b; b = b->next)
+            if (b->db == db)
+                signal_key_ready(db, s, b->key, b->klen);
+}
+
+/* -------------------------------------------------------------- serve --- */
+static void deliver(struct worker *wk, void *arg);
+
+/* Re-execute w's command with all its locks held and w claimed (SERVING).
+ * Returns 1 if it was served (reply in w->out). */
+static int reexec(struct waiter *w)
+{
+    struct client fake;
+    memset(&fake, 0, sizeof(fake));
+    fake.w = cur_worker;
+    fake.db = w->db;
+    fake.authenticated = 1;
+    fake.argc = w->argc;
+    fake.argv = (const char **)w->argv;
+    fake.argvlen = w->argvlen;
+    fake.kslot = w->kslot;
+    fake.cmd = w->cmd;
+    fake.flags = CF_DENY_BLOCKING;
+    fake.out = w->out;
+    fake.id = 0;
+    reexec_active = 1;
+    reexec_blocked = 0;
+    w->cmd->fn(&fake);
+    reexec_active = 0;
+    w->out = fake.out;
+    if (reexec_blocked) {
+        w->out.len = 0;
+        return 0;
+    }
+    return 1;
+}
+
+/* Serve waiters of one ready key until its value runs out or nobody
+ * waits. */
+static void serve_key(int db, unsigned slot, const char *key, size_t klen)
+{
+    for (;;) {
+        struct waiter *w = NULL;
+        spin_lock(&ks.locks[slot]);
+        struct bkey *b = blocked[slot] ? bkey_find(db, slot, key, klen) : NULL;
+        if (b) {
+            struct entry *e = db_get(db, slot, key, klen, LK_NOSTATS | LK_NOTOUCH);
+            for (struct wnode *n = b->head; e && n; n = n->next) {
+                if (n->w->type != e->type)
+                    continue;
+                int exp = W_WAITING;
+                if (atomic_compare_exchange_strong(&n->w->state, &exp, W_SERVING)) {
+                    w = n->w;
+                    break;
+                }
+            }
+        }
+        if (!w) {
+            spin_unlock(&ks.locks[slot]);
+            return;
+        }
+        /* Re-take the locks as the full set of the waiter's keys, in order
+         * (a single-slot waiter keeps the one it has). */
+        int single = w->nlock == 1 && w->lock[0] == slot;
+        if (!single) {
+            spin_unlock(&ks.locks[slot]);
+            lock_waiter(w);
+        }
+        int served = 0;
+        if (!atomic_load(&w->gone))
+            served = reexec(w);
+        if (served) {
+            unlink_waiter(w);
+            atomic_store(&w->state, W_SERVED);
+        } else {
+            atomic_store(&w->state, W_WAITING);
+            if (atomic_load(&w->gone)) {
+                int exp = W_WAITING;
+                if (atomic_compare_exchange_strong(&w->state, &exp, W_CANCELLED)) {
+                    unlink_waiter(w);
+                    if (single)
+                        spin_unlock(&ks.locks[slot]);
+                    else
+                        unlock_waiter(w);
+                    free_waiter(w);
+                    continue; /* the next waiter may be served */
+                }
+            }
+        }
+        if (single)
+            spin_unlock(&ks.locks[slot]);
+        else
+            unlock_waiter(w);
+        if (!served)
+            return;
+        worker_post(w->owner, deliver, w);
+    }
+}
+
+void blocking_serve_ready(void)
+{
+    if (!nready)
+        return;
+    /* Serving may signal more keys (BLMOVE pushes to its destination):
+     * loop until nothing is left. */
+    while (nready > 0) {
+        struct ready r = ready[0];
+        memmove(&ready[0], &ready[1], sizeof(*ready) * (size_t)(nready - 1));
+        nready--;
+        serve_key(r.db, r.slot, r.key, r.klen);
+        hk_free(r.key);
+    }
+    /* Rarely used: give the array back rather than keep it per thread. */
+    hk_free(ready);
+    ready = NULL;
+    capready = 0;
+}
+
+/* ------------------------------------------------------------- owner --- */
+static void unblock_client(struct client *c)
+{
+    struct waiter *w = c->blocked;
+    owner_unlink(w);
+    c->blocked = NULL;
+    c->flags &= ~CF_BLOCKED;
+    atomic_fetch_sub(&n_blocked_clients, 1);
+}
+
+static void deliver(struct worker *wk, void *arg)
+{
+    struct waiter *w = arg;
+    (void)wk;
+    if (atomic_load(&w->gone)) {
+        free_waiter(w);
+        return;
+    }
+    struct client *c = w->c;
+    reply_raw(&c->out, w->out.buf, w->out.len);
+    unblock_client(c);
+    free_waiter(w);
+    client_unblocked(c);
+}
+
+/* Cancel (owner side): 1 if we won and the client got reply `how`. */
+static int cancel(struct client *c, int how)
+{
+    struct waiter *w = c->blocked;
+    int exp = W_WAITING;
+    if (!atomic_compare_exchange_strong(&w->state, &exp, W_CANCELLED))
+        return 0; /* being served: the reply is on its way */
+    lock_waiter(w);
+    unlink_waiter(w);
+    unlock_waiter(w);
+    if (how == 0) {
+        /* Redis replies a null array to every list/zset timeout, BLMOVE's
+         * included (null_kind applies to clients that cannot block). */
+        reply_null_array(&c->out);
+    } else {
+        reply_error(&c->out, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
+    }
+    unblock_client(c);
+    free_waiter(w);
+    return 1;
+}
+
+long long blocking_cron(struct worker *wk, long long now)
+{
+    struct waiter **h = list_head(wk);
+    long long next = -1;
+    if (!h)
+        return -1;
+    struct waiter *w = *h, *nx;
+    /* cancel() does not run any command (client_unblocked only queues the
+     * client to resume in the worker loop), so the list stays walkable. */
+    for (; w; w = nx) {
+        nx = w->bnext;
+        if (!w->deadline)
+            continue;
+        if (w->deadline <= now) {
+            struct client *c = w->c;
+            if (cancel(c, 0)) {
+                client_unblocked(c);
+                continue;
+            }
+            next = 1; /* being served right now: look again soon */
+            continue;
+        }
+        if (next < 0 || w->deadline - now < next)
+            next = w->deadline - now;
+    }
+    return next;
+}
+
+int blocking_any(struct worker *wk)
+{
+    struct waiter **h = list_head(wk);
+    return h && *h;
+}
+
+void blocking_client_gone(struct client *c)
+{
+    struct waiter *w = c->blocked;
+    if (!w)
+        return;
+    owner_unlink(w);
+    c->blocked = NULL;
+    c->flags &= ~CF_BLOCKED;
+    atomic_fetch_sub(&n_blocked_clients, 1);
+    atomic_store(&w->gone, 1);
+    int exp = W_WAITING;
+    if (atomic_compare_exchange_strong(&w->state, &exp, W_CANCELLED)) {
+        lock_waiter(w);
+        unlink_waiter(w);
+        unlock_waiter(w);
+        free_waiter(w);
+    }
+    /* else: a claimer or the delivery job frees it (it sees gone). */
+}
+
+int blocking_unblock(struct client *c, int err)
+{
+    if (!c->blocked)
+        return 0;
+    if (!cancel(c, err ? 1 : 0))
+        return 0;
+    client_unblocked(c);
+    return 1;
+}
+
+long long blocking_clients(void)
+{
+    return atomic_load(&n_blocked_clients);
+}
+
+long long blocking_timeouts(void)
+{
+    return atomic_load(&n_timeouts);
+}
+
+long long blocking_keys(void)
+{
+    return atomic_load(&n_blocking_keys);
+}

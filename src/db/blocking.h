@@ -1,0 +1,74 @@
+/* blocking.h - clients blocked on keys (BLPOP, BLMOVE, BZPOPMIN, BLMPOP...).
+ *
+ * A blocking command whose keys hold nothing calls block_on_keys(): the
+ * client is parked (its worker stops running its further commands) and a
+ * waiter is queued on every key, FIFO per key, in a per-slot registry that
+ * the slot's lock protects.  A write that may feed a waiter calls
+ * signal_key_ready() under the same lock; at the end of that command (its
+ * locks released) the writing thread serves the ready keys: for each
+ * waiter, first blocked first, it takes the locks of the waiter's keys and
+ * re-executes the waiter's command on its behalf, into a private reply
+ * buffer, then hands the reply to the waiter's worker.  The waiter's state
+ * word (WAITING -> SERVED / CANCELLED by CAS) decides races between a
+ * serve, a timeout, CLIENT UNBLOCK and a disconnect: exactly one wins.
+ *
+ * Handlers see one rule: if nothing can be served now, call block_on_keys
+ * and return without replying.  When it is a re-execution (a serve) or the
+ * client cannot block (MULTI, scripts), block_on_keys does the right thing
+ * (leaves the waiter queued / replies the timeout null). */
+#ifndef HK_BLOCKING_H
+#define HK_BLOCKING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct client;
+struct worker;
+
+/* What a client that cannot block (MULTI, scripts) gets at once: RESP2 *-1
+ * (BLPOP, BZPOPMIN, BLMPOP, BZMPOP) or $-1 (BLMOVE, BRPOPLPUSH); RESP3 null
+ * for both.  A timeout after blocking is always *-1, as in Redis. */
+enum { BLOCK_NULL_ARRAY = 0, BLOCK_NULL_BULK = 1 };
+
+/* Parse the timeout argument argv[i] (seconds as a double, 0 = forever)
+ * into an absolute deadline in ms (0 = forever).  Replies Redis's error
+ * and returns -1 on bad input. */
+int parse_block_timeout(struct client *c, int i, long long *deadline_ms);
+
+/* Block c on the keys at argv indexes kidx[0..n-1] until one of them holds
+ * a value of type `type` (OBJ_LIST or OBJ_ZSET).  deadline_ms: absolute,
+ * 0 = forever.  null_kind: BLOCK_NULL_*. */
+void block_on_keys(struct client *c, const int *kidx, int n, int type, long long deadline_ms, int null_kind);
+
+/* The key (db, slot, key) may now feed a waiter: a push, an add, or a new
+ * key created or moved in.  Caller holds the slot's lock.  Costs one load
+ * when nobody waits in that slot. */
+void signal_key_ready(int db, unsigned slot, const char *key, size_t klen);
+
+/* Every key of db with waiters (SWAPDB; caller holds all locks). */
+void blocking_signal_db(int db);
+
+/* Dispatcher: serve the keys signalled by the command just run (no lock
+ * held by the caller).  Cheap when nothing was signalled. */
+void blocking_serve_ready(void);
+
+/* Worker side. */
+void blocking_init_workers(int n);
+/* Does worker wk have blocked clients? */
+int blocking_any(struct worker *wk);
+int client_is_blocked(const struct client *c);
+/* Timeouts of this worker's blocked clients; returns ms until the next
+ * deadline (or -1 if none). */
+long long blocking_cron(struct worker *w, long long now_ms);
+/* The client is closing: withdraw its waiter. */
+void blocking_client_gone(struct client *c);
+/* CLIENT UNBLOCK on the owning worker: 1 if c was blocked and is now
+ * unblocked (with a timeout reply, or the UNBLOCKED error if err). */
+int blocking_unblock(struct client *c, int err);
+
+/* INFO: blocked clients and keys with waiters. */
+long long blocking_clients(void);
+long long blocking_keys(void);
+long long blocking_timeouts(void);
+
+#endif

@@ -1,0 +1,184 @@
+/* object.c - see object.h. */
+#include "object.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "../base/log.h"
+#include "../base/mem.h"
+#include "db.h"
+
+int list_max_listpack_size = -2;
+int hash_max_listpack_entries = 128;
+int hash_max_listpack_value = 64;
+int set_max_intset_entries = 512;
+int set_max_listpack_entries = 128;
+int set_max_listpack_value = 64;
+int zset_max_listpack_entries = 128;
+int zset_max_listpack_value = 64;
+
+const struct type_ops *obj_ops(uint8_t type)
+{
+    switch (type) {
+    case OBJ_LIST: return &list_type_ops;
+    case OBJ_HASH: return &hash_type_ops;
+    case OBJ_SET: return &set_type_ops;
+    case OBJ_ZSET: return &zset_type_ops;
+    default: return NULL;
+    }
+}
+
+struct entry *entry_new_obj(uint8_t type, uint8_t enc, const char *key, size_t klen, void *p, long long expire)
+{
+    size_t hdr = sizeof(struct entry) + (expire >= 0 ? 8 : 0);
+    size_t pad = ((hdr + klen + 7) & ~(size_t)7) - (hdr + klen);
+    struct entry *e = entry_new(type, key, klen, pad + sizeof(void *), expire);
+    entry_set_ptr(e, p, enc);
+    return e;
+}
+
+const char *obj_enc_name(const struct entry *e)
+{
+    switch (e->enc) {
+    case ENC_RAW: return "raw";
+    case ENC_INT: return "int";
+    case ENC_HT: return "hashtable";
+    case ENC_INTSET: return "intset";
+    case ENC_SKIPLIST: return "skiplist";
+    case ENC_EMBSTR: return "embstr";
+    case ENC_QUICKLIST: return "quicklist";
+    case ENC_LISTPACK: return "listpack";
+    case ENC_LISTPACK_EX: return "listpackex";
+    default: return "unknown";
+    }
+}
+
+size_t obj_len(struct entry *e)
+{
+    const struct type_ops *o = obj_ops(e->type);
+    return o && o->len ? o->len(entry_ptr(e), e->enc) : 0;
+}
+
+/* ------------------------------------------------------------ lazy free ---
+ * One thread, one mutex-protected FIFO of (type, enc, pointer).  Workers
+ * push under the mutex and signal; the thread pops and frees with no lock
+ * held.  The queue is the only shared state: owner = the lazy-free thread
+ * once an object is pushed. */
+struct lf_item {
+    struct lf_item *next;
+    void *p;
+    uint8_t type, enc;
+};
+
+static pthread_mutex_t lf_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t lf_cond = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t lf_idle = PTHREAD_COND_INITIALIZER;
+static struct lf_item *lf_head, *lf_tail;
+static int lf_running, lf_stop, lf_busy;
+static pthread_t lf_tid;
+static atomic_ullong lf_pending, lf_done;
+
+static void free_now(uint8_t type, uint8_t enc, void *p)
+{
+    const struct type_ops *o = obj_ops(type);
+    if (o && o->free)
+        o->free(p, enc);
+}
+
+static void *lf_main(void *arg)
+{
+    (void)arg;
+    pthread_setname_np(pthread_self(), "hotkv-lazyfree");
+    pthread_mutex_lock(&lf_lock);
+    for (;;) {
+        while (!lf_head && !lf_stop)
+            pthread_cond_wait(&lf_cond, &lf_lock);
+        if (!lf_head && lf_stop)
+            break;
+        struct lf_item *it = lf_head;
+        lf_head = it->next;
+        if (!lf_head)
+            lf_tail = NULL;
+        lf_busy = 1;
+        pthread_mutex_unlock(&lf_lock);
+        free_now(it->type, it->enc, it->p);
+        hk_free(it);
+        atomic_fetch_sub(&lf_pending, 1);
+        atomic_fetch_add(&lf_done, 1);
+        pthread_mutex_lock(&lf_lock);
+        lf_busy = 0;
+        if (!lf_head)
+            pthread_cond_broadcast(&lf_idle);
+    }
+    pthread_mutex_unlock(&lf_lock);
+    return NULL;
+}
+
+void lazyfree_start(void)
+{
+    if (lf_running)
+        return;
+    lf_stop = 0;
+    if (pthread_create(&lf_tid, NULL, lf_main, NULL) != 0) {
+        log_msg(LL_WARNING, "Cannot start the lazy-free thread: freeing inline");
+        return;
+    }
+    lf_running = 1;
+}
+
+void lazyfree_stop(void)
+{
+    if (!lf_running)
+        return;
+    pthread_mutex_lock(&lf_lock);
+    lf_stop = 1;
+    pthread_cond_signal(&lf_cond);
+    pthread_mutex_unlock(&lf_lock);
+    pthread_join(lf_tid, NULL);
+    lf_running = 0;
+}
+
+void lazyfree_drain(void)
+{
+    if (!lf_running)
+        return;
+    pthread_mutex_lock(&lf_lock);
+    while (lf_head || lf_busy)
+        pthread_cond_wait(&lf_idle, &lf_lock);
+    pthread_mutex_unlock(&lf_lock);
+}
+
+unsigned long long lazyfree_pending(void)
+{
+    return atomic_load(&lf_pending);
+}
+
+unsigned long long lazyfreed_objects(void)
+{
+    return atomic_load(&lf_done);
+}
+
+void obj_free_value(uint8_t type, uint8_t enc, void *p)
+{
+    const struct type_ops *o = obj_ops(type);
+    if (!p || !o || !o->free)
+        return;
+    if (lf_running && o->effort && o->effort(p, enc) > LAZYFREE_THRESHOLD) {
+        struct lf_item *it = hk_malloc(sizeof(*it));
+        it->next = NULL;
+        it->p = p;
+        it->type = type;
+        it->enc = enc;
+        atomic_fetch_add(&lf_pending, 1);
+        pthread_mutex_lock(&lf_lock);
+        if (lf_tail)
+            lf_tail->next = it;
+        else
+            lf_head = it;
+        lf_tail = it;
+        pthread_cond_signal(&lf_cond);
+        pthread_mutex_unlock(&lf_lock);
+        return;
+    }
+    free_now(type, enc, p);
+}

@@ -1,0 +1,105 @@
+/* object.h - the collection value layer shared by every data type.
+ *
+ * A key's entry (entry.h) holds a string inline, or for a collection a
+ * pointer to its structure; entry->enc says which structure.  Each type
+ * module (cmd/t_list.c, t_hash.c, t_set.c, t_zset.c) supplies a
+ * struct type_ops so the generic keyspace code can free, copy (COPY),
+ * measure (MEMORY USAGE, lazy-free decisions) and count a value without
+ * knowing its layout.
+ *
+ * Encoding thresholds are the Redis configuration parameters of the same
+ * names (config.c registers them); they are plain ints read on every write
+ * and changed by CONFIG SET (one word store, see config.h).
+ *
+ * Lazy free: a value whose free costs more than LAZYFREE_THRESHOLD
+ * (type_ops.effort) is handed to the lazy-free thread instead of being
+ * freed under the shard lock, so DEL/UNLINK/expiry/overwrite of a huge
+ * collection costs the worker O(1).  The lazy-free thread owns what it is
+ * given; nothing else references it by then (the entry is gone). */
+#ifndef HK_OBJECT_H
+#define HK_OBJECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "entry.h"
+
+struct type_ops {
+    /* Free the structure p of encoding enc (never NULL). */
+    void (*free)(void *p, uint8_t enc);
+    /* Deep copy (COPY); returns the new structure, same encoding. */
+    void *(*dup)(const void *p, uint8_t enc);
+    /* Bytes allocated for the structure (allocator usable sizes). */
+    size_t (*mem)(const void *p, uint8_t enc);
+    /* Number of elements (fields, members, list elements). */
+    size_t (*len)(const void *p, uint8_t enc);
+    /* Cost of freeing it, in allocations (1 for one-allocation encodings);
+     * compared with LAZYFREE_THRESHOLD. */
+    size_t (*effort)(const void *p, uint8_t enc);
+};
+
+/* Defined by the type modules. A NULL member means "not implemented yet". */
+extern const struct type_ops list_type_ops, hash_type_ops, set_type_ops, zset_type_ops;
+const struct type_ops *obj_ops(uint8_t type);
+
+/* Encoding thresholds (Redis parameter names and defaults). */
+extern int list_max_listpack_size;     /* list-max-listpack-size, -2 */
+extern int hash_max_listpack_entries;  /* hash-max-listpack-entries, 128 */
+extern int hash_max_listpack_value;    /* hash-max-listpack-value, 64 */
+extern int set_max_intset_entries;     /* set-max-intset-entries, 512 */
+extern int set_max_listpack_entries;   /* set-max-listpack-entries, 128 */
+extern int set_max_listpack_value;     /* set-max-listpack-value, 64 */
+extern int zset_max_listpack_entries;  /* zset-max-listpack-entries, 128 */
+extern int zset_max_listpack_value;    /* zset-max-listpack-value, 64 */
+
+/* A new entry for a collection: value = the pointer p, encoding enc. */
+struct entry *entry_new_obj(uint8_t type, uint8_t enc, const char *key, size_t klen, void *p, long long expire);
+/* Point an existing collection entry at a new structure (after a
+ * conversion or a realloc that moved it).  Does not free the old one. */
+static inline void entry_set_ptr(struct entry *e, void *p, uint8_t enc)
+{
+    size_t off = entry_ptr_off(e);
+    *(void **)((char *)e + off) = p;
+    e->vlen = (uint32_t)(off + sizeof(void *) - entry_hdr(e) - e->klen);
+    e->enc = enc;
+}
+
+/* Cross-type access, each implemented by its type's file.  Visitors get
+ * every element as a string (integers formatted in decimal) and return
+ * nonzero to stop early. */
+typedef int (*obj_visit_fn)(void *arg, const char *s, size_t len);
+typedef int (*zset_visit_fn)(void *arg, const char *s, size_t len, double score);
+void list_visit(struct entry *e, obj_visit_fn fn, void *arg);               /* t_list.c: head to tail */
+void set_visit(struct entry *e, obj_visit_fn fn, void *arg);                /* t_set.c */
+void zset_visit(struct entry *e, int reverse, zset_visit_fn fn, void *arg); /* t_zset.c: rank order */
+/* t_list.c: a list structure holding s[0..n-1] in order (SORT STORE);
+ * *enc gets its encoding (listpack or quicklist by the thresholds). */
+void *list_build(const char *const *s, const size_t *len, size_t n, uint8_t *enc);
+/* t_hash.c: field f of hash e (expired fields are absent): 1 and the value
+ * in (*v, *vlen), integers formatted into ibuf (>= 32 bytes); 0 if none. */
+int hash_get_field(struct entry *e, const char *f, size_t flen, const char **v, size_t *vlen, char *ibuf);
+/* t_hash.c: drop the fields of hash e whose TTL is <= now (called by the
+ * expiry sweeper, slot lock held, for entries flagged E_HFE); returns the
+ * number dropped and sets *empty when no field is left (the caller then
+ * deletes the key).  Clears E_HFE via db_set_hfe when no TTL is left. */
+long hash_expire_fields(struct entry *e, unsigned slot, long long now, int *empty);
+
+/* OBJECT ENCODING's name for an entry. */
+const char *obj_enc_name(const struct entry *e);
+/* Element count of a collection (0 for strings). */
+size_t obj_len(struct entry *e);
+
+/* Free a collection structure now or on the lazy-free thread. */
+#define LAZYFREE_THRESHOLD 64
+void obj_free_value(uint8_t type, uint8_t enc, void *p);
+
+/* Lazy-free thread. */
+void lazyfree_start(void);
+void lazyfree_stop(void);
+/* Objects queued and not yet freed / freed so far (INFO). */
+unsigned long long lazyfree_pending(void);
+unsigned long long lazyfreed_objects(void);
+/* Wait until the queue is empty (tests, DEBUG). */
+void lazyfree_drain(void);
+
+#endif
