@@ -426,5 +426,14 @@ uint64_t rand64(void)
     s ^= s << 13;
     s ^= s >> 7;
     s ^= s << 17;
-    return s * 0x2545F4914F6CDD1DULL;
+    /* Finalize (splitmix64's mixer): without it the low bits of one output
+     * follow from the low bits of the previous one, which skews
+     * "rand64() & mask" followed by "rand64() % n" (random elements). */
+    uint64_t x = s;
+    x ^= x >> 31;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    return x;
 }
