@@ -7,34 +7,46 @@
 #include "../base/mem.h"
 #include "../base/util.h"
 
-static struct zsl_node *node_new(int level, double score, const char *m, size_t mlen)
+static size_t node_size(unsigned level, size_t mlen)
 {
-    struct zsl_node *n = hk_malloc(sizeof(*n) + (size_t)level * sizeof(struct zsl_level) + mlen);
+    return sizeof(struct zsl_node) + (size_t)level * sizeof(struct zsl_level) + mlen;
+}
+
+static struct zsl_node *node_new(struct zsl *z, unsigned level, double score, const char *m, size_t mlen)
+{
+    size_t sz = node_size(level, mlen);
+    struct zsl_node *n = hk_malloc(sz);
+    n->link.next = NULL;
     n->score = score;
     n->back = NULL;
     n->nlevel = level;
-    n->mlen = mlen;
-    n->member = (char *)&n->level[level];
+    n->mlen = (uint32_t)mlen;
     if (mlen)
-        memcpy(n->member, m, mlen);
-    for (int i = 0; i < level; i++) {
+        memcpy((char *)&n->level[level], m, mlen);
+    for (unsigned i = 0; i < level; i++) {
         n->level[i].fwd = NULL;
         n->level[i].span = 0;
     }
+    z->bytes += sz;
     return n;
 }
 
-struct zsl *zsl_new(void)
+static void node_free(struct zsl *z, struct zsl_node *n)
 {
-    struct zsl *z = hk_malloc(sizeof(*z));
-    z->head = node_new(ZSL_MAXLEVEL, 0, NULL, 0);
+    z->bytes -= node_size(n->nlevel, n->mlen);
+    hk_free(n);
+}
+
+void zsl_init(struct zsl *z)
+{
+    z->bytes = 0;
+    z->head = node_new(z, ZSL_MAXLEVEL, 0, NULL, 0);
     z->tail = NULL;
     z->length = 0;
     z->level = 1;
-    return z;
 }
 
-void zsl_free(struct zsl *z)
+void zsl_release(struct zsl *z)
 {
     struct zsl_node *n = z->head->level[0].fwd;
     hk_free(z->head);
@@ -43,13 +55,28 @@ void zsl_free(struct zsl *z)
         hk_free(n);
         n = next;
     }
+    z->head = z->tail = NULL;
+    z->length = 0;
+    z->bytes = 0;
+}
+
+struct zsl *zsl_new(void)
+{
+    struct zsl *z = hk_malloc(sizeof(*z));
+    zsl_init(z);
+    return z;
+}
+
+void zsl_free(struct zsl *z)
+{
+    zsl_release(z);
     hk_free(z);
 }
 
-static int random_level(void)
+static unsigned random_level(void)
 {
     uint64_t r = rand64();
-    int level = 1;
+    unsigned level = 1;
     while ((r & 3) == 0 && level < ZSL_MAXLEVEL) {
         level++;
         r >>= 2;
@@ -57,38 +84,40 @@ static int random_level(void)
     return level;
 }
 
-/* Order: score, then member bytes (a shorter prefix first). */
-static int cmp(double s1, const char *m1, size_t l1, double s2, const char *m2, size_t l2)
+int zsl_memcmp(const char *a, size_t al, const char *b, size_t bl)
 {
-    if (s1 < s2)
-        return -1;
-    if (s1 > s2)
-        return 1;
-    size_t l = l1 < l2 ? l1 : l2;
-    int c = l ? memcmp(m1, m2, l) : 0;
+    size_t l = al < bl ? al : bl;
+    int c = l ? memcmp(a, b, l) : 0;
     if (c)
         return c;
-    return l1 < l2 ? -1 : l1 > l2;
+    return al < bl ? -1 : al > bl;
 }
 
-static inline int before(const struct zsl_node *n, double s, const char *m, size_t l)
+/* Order: score, then member bytes. */
+static inline int cmp(const struct zsl_node *n, double s, const char *m, size_t l)
 {
-    return cmp(n->score, n->member, n->mlen, s, m, l) < 0;
+    if (n->score < s)
+        return -1;
+    if (n->score > s)
+        return 1;
+    return zsl_memcmp(zsl_member(n), n->mlen, m, l);
 }
 
-struct zsl_node *zsl_insert(struct zsl *z, double score, const char *m, size_t mlen)
+/* Link node x (its level and score/member set) at its place. */
+static void link_node(struct zsl *z, struct zsl_node *x)
 {
-    struct zsl_node *update[ZSL_MAXLEVEL], *x = z->head;
+    struct zsl_node *update[ZSL_MAXLEVEL], *p = z->head;
     unsigned long rank[ZSL_MAXLEVEL];
+    const char *m = zsl_member(x);
+    int level = (int)x->nlevel;
     for (int i = z->level - 1; i >= 0; i--) {
         rank[i] = i == z->level - 1 ? 0 : rank[i + 1];
-        while (x->level[i].fwd && before(x->level[i].fwd, score, m, mlen)) {
-            rank[i] += x->level[i].span;
-            x = x->level[i].fwd;
+        while (p->level[i].fwd && cmp(p->level[i].fwd, x->score, m, x->mlen) < 0) {
+            rank[i] += p->level[i].span;
+            p = p->level[i].fwd;
         }
-        update[i] = x;
+        update[i] = p;
     }
-    int level = random_level();
     if (level > z->level) {
         for (int i = z->level; i < level; i++) {
             rank[i] = 0;
@@ -97,7 +126,6 @@ struct zsl_node *zsl_insert(struct zsl *z, double score, const char *m, size_t m
         }
         z->level = level;
     }
-    x = node_new(level, score, m, mlen);
     for (int i = 0; i < level; i++) {
         x->level[i].fwd = update[i]->level[i].fwd;
         update[i]->level[i].fwd = x;
@@ -112,6 +140,12 @@ struct zsl_node *zsl_insert(struct zsl *z, double score, const char *m, size_t m
     else
         z->tail = x;
     z->length++;
+}
+
+struct zsl_node *zsl_insert(struct zsl *z, double score, const char *m, size_t mlen)
+{
+    struct zsl_node *x = node_new(z, random_level(), score, m, mlen);
+    link_node(z, x);
     return x;
 }
 
@@ -138,12 +172,12 @@ static struct zsl_node *find_update(struct zsl *z, double score, const char *m, 
 {
     struct zsl_node *x = z->head;
     for (int i = z->level - 1; i >= 0; i--) {
-        while (x->level[i].fwd && before(x->level[i].fwd, score, m, mlen))
+        while (x->level[i].fwd && cmp(x->level[i].fwd, score, m, mlen) < 0)
             x = x->level[i].fwd;
         update[i] = x;
     }
     x = x->level[0].fwd;
-    if (x && cmp(x->score, x->member, x->mlen, score, m, mlen) == 0)
+    if (x && cmp(x, score, m, mlen) == 0)
         return x;
     return NULL;
 }
@@ -155,7 +189,7 @@ int zsl_delete(struct zsl *z, double score, const char *m, size_t mlen)
     if (!x)
         return 0;
     unlink_node(z, x, update);
-    hk_free(x);
+    node_free(z, x);
     return 1;
 }
 
@@ -165,17 +199,17 @@ struct zsl_node *zsl_update_score(struct zsl *z, double cur, const char *m, size
     struct zsl_node *x = find_update(z, cur, m, mlen, update);
     if (!x)
         return NULL;
+    const char *xm = zsl_member(x);
     /* Still in order where it is: change the score in place. */
-    if ((x->back == NULL || cmp(x->back->score, x->back->member, x->back->mlen, score, m, mlen) < 0) &&
-        (x->level[0].fwd == NULL ||
-         cmp(x->level[0].fwd->score, x->level[0].fwd->member, x->level[0].fwd->mlen, score, m, mlen) > 0)) {
+    if ((x->back == NULL || cmp(x->back, score, xm, x->mlen) < 0) &&
+        (x->level[0].fwd == NULL || cmp(x->level[0].fwd, score, xm, x->mlen) > 0)) {
         x->score = score;
         return x;
     }
     unlink_node(z, x, update);
-    struct zsl_node *n = zsl_insert(z, score, x->member, x->mlen);
-    hk_free(x);
-    return n;
+    x->score = score;
+    link_node(z, x);
+    return x;
 }
 
 unsigned long zsl_rank(const struct zsl *z, double score, const char *m, size_t mlen)
@@ -183,11 +217,11 @@ unsigned long zsl_rank(const struct zsl *z, double score, const char *m, size_t 
     const struct zsl_node *x = z->head;
     unsigned long rank = 0;
     for (int i = z->level - 1; i >= 0; i--) {
-        while (x->level[i].fwd && cmp(x->level[i].fwd->score, x->level[i].fwd->member, x->level[i].fwd->mlen, score, m, mlen) <= 0) {
+        while (x->level[i].fwd && cmp(x->level[i].fwd, score, m, mlen) <= 0) {
             rank += x->level[i].span;
             x = x->level[i].fwd;
         }
-        if (x != z->head && cmp(x->score, x->member, x->mlen, score, m, mlen) == 0)
+        if (x != z->head && cmp(x, score, m, mlen) == 0)
             return rank;
     }
     return 0;
@@ -210,31 +244,196 @@ struct zsl_node *zsl_by_rank(const struct zsl *z, unsigned long rank)
     return NULL;
 }
 
-static int above_min(double s, const struct zsl_range *r)
+int zsl_range_empty(const struct zsl_range *r)
 {
-    return r->min_ex ? s > r->min : s >= r->min;
+    return r->min > r->max || (r->min == r->max && (r->min_ex || r->max_ex));
 }
 
-static int below_max(double s, const struct zsl_range *r)
+int zsl_lex_gte_min(const char *m, size_t len, const struct zsl_lex *r)
 {
-    return r->max_ex ? s < r->max : s <= r->max;
+    if (r->min.kind == ZLEX_NEG)
+        return 1;
+    if (r->min.kind == ZLEX_POS)
+        return 0;
+    int c = zsl_memcmp(m, len, r->min.s, r->min.len);
+    return r->min.ex ? c > 0 : c >= 0;
 }
 
-struct zsl_node *zsl_first_in_range(const struct zsl *z, const struct zsl_range *r)
+int zsl_lex_lte_max(const char *m, size_t len, const struct zsl_lex *r)
+{
+    if (r->max.kind == ZLEX_POS)
+        return 1;
+    if (r->max.kind == ZLEX_NEG)
+        return 0;
+    int c = zsl_memcmp(m, len, r->max.s, r->max.len);
+    return r->max.ex ? c < 0 : c <= 0;
+}
+
+int zsl_lex_empty(const struct zsl_lex *r)
+{
+    if (r->min.kind == ZLEX_POS || r->max.kind == ZLEX_NEG)
+        return 1;
+    if (r->min.kind == ZLEX_NEG || r->max.kind == ZLEX_POS)
+        return 0;
+    int c = zsl_memcmp(r->min.s, r->min.len, r->max.s, r->max.len);
+    return c > 0 || (c == 0 && (r->min.ex || r->max.ex));
+}
+
+struct zsl_node *zsl_first_in_range(const struct zsl *z, const struct zsl_range *r, unsigned long *rank)
 {
     struct zsl_node *x = z->head;
+    unsigned long rk = 0;
+    if (zsl_range_empty(r))
+        return NULL;
     for (int i = z->level - 1; i >= 0; i--)
-        while (x->level[i].fwd && !above_min(x->level[i].fwd->score, r))
+        while (x->level[i].fwd && !zsl_gte_min(x->level[i].fwd->score, r)) {
+            rk += x->level[i].span;
             x = x->level[i].fwd;
+        }
     x = x->level[0].fwd;
-    return x && below_max(x->score, r) ? x : NULL;
+    if (!x || !zsl_lte_max(x->score, r))
+        return NULL;
+    if (rank)
+        *rank = rk + 1;
+    return x;
 }
 
-struct zsl_node *zsl_last_in_range(const struct zsl *z, const struct zsl_range *r)
+struct zsl_node *zsl_last_in_range(const struct zsl *z, const struct zsl_range *r, unsigned long *rank)
 {
     struct zsl_node *x = z->head;
+    unsigned long rk = 0;
+    if (zsl_range_empty(r))
+        return NULL;
     for (int i = z->level - 1; i >= 0; i--)
-        while (x->level[i].fwd && below_max(x->level[i].fwd->score, r))
+        while (x->level[i].fwd && zsl_lte_max(x->level[i].fwd->score, r)) {
+            rk += x->level[i].span;
             x = x->level[i].fwd;
-    return x != z->head && above_min(x->score, r) ? x : NULL;
+        }
+    if (x == z->head || !zsl_gte_min(x->score, r))
+        return NULL;
+    if (rank)
+        *rank = rk;
+    return x;
+}
+
+/* Could the range hold anything?  (Redis's test: the last member is not
+ * below min and the first not above max; it decides the answer when the
+ * members are not in lexicographical order, i.e. the scores differ.) */
+static int lex_overlaps(const struct zsl *z, const struct zsl_lex *r)
+{
+    const struct zsl_node *first = z->head->level[0].fwd;
+    if (zsl_lex_empty(r) || !z->tail || !first)
+        return 0;
+    return zsl_lex_gte_min(zsl_member(z->tail), z->tail->mlen, r) && zsl_lex_lte_max(zsl_member(first), first->mlen, r);
+}
+
+struct zsl_node *zsl_first_in_lex(const struct zsl *z, const struct zsl_lex *r, unsigned long *rank)
+{
+    struct zsl_node *x = z->head;
+    unsigned long rk = 0;
+    if (!lex_overlaps(z, r))
+        return NULL;
+    for (int i = z->level - 1; i >= 0; i--)
+        while (x->level[i].fwd && !zsl_lex_gte_min(zsl_member(x->level[i].fwd), x->level[i].fwd->mlen, r)) {
+            rk += x->level[i].span;
+            x = x->level[i].fwd;
+        }
+    x = x->level[0].fwd;
+    if (!x || !zsl_lex_lte_max(zsl_member(x), x->mlen, r))
+        return NULL;
+    if (rank)
+        *rank = rk + 1;
+    return x;
+}
+
+struct zsl_node *zsl_last_in_lex(const struct zsl *z, const struct zsl_lex *r, unsigned long *rank)
+{
+    struct zsl_node *x = z->head;
+    unsigned long rk = 0;
+    if (!lex_overlaps(z, r))
+        return NULL;
+    for (int i = z->level - 1; i >= 0; i--)
+        while (x->level[i].fwd && zsl_lex_lte_max(zsl_member(x->level[i].fwd), x->level[i].fwd->mlen, r)) {
+            rk += x->level[i].span;
+            x = x->level[i].fwd;
+        }
+    if (x == z->head || !zsl_lex_gte_min(zsl_member(x), x->mlen, r))
+        return NULL;
+    if (rank)
+        *rank = rk;
+    return x;
+}
+
+unsigned long zsl_delete_range_by_rank(struct zsl *z, unsigned long start, unsigned long end,
+                                       void (*cb)(void *arg, struct zsl_node *n), void *arg)
+{
+    struct zsl_node *update[ZSL_MAXLEVEL], *x = z->head;
+    unsigned long traversed = 0, removed = 0;
+    if (start == 0)
+        start = 1;
+    if (start > end || start > z->length)
+        return 0;
+    for (int i = z->level - 1; i >= 0; i--) {
+        while (x->level[i].fwd && traversed + x->level[i].span < start) {
+            traversed += x->level[i].span;
+            x = x->level[i].fwd;
+        }
+        update[i] = x;
+    }
+    traversed++;
+    x = x->level[0].fwd;
+    while (x && traversed <= end) {
+        struct zsl_node *next = x->level[0].fwd;
+        unlink_node(z, x, update);
+        if (cb)
+            cb(arg, x);
+        node_free(z, x);
+        removed++;
+        traversed++;
+        x = next;
+    }
+    return removed;
+}
+
+/* Range deletions: from the first element not below the minimum, every
+ * element up to the first one above the maximum. */
+static unsigned long delete_run(struct zsl *z, struct zsl_node **update, const struct zsl_range *r,
+                                const struct zsl_lex *lx, void (*cb)(void *arg, struct zsl_node *n), void *arg)
+{
+    unsigned long removed = 0;
+    struct zsl_node *x = update[0]->level[0].fwd;
+    while (x && (r ? zsl_lte_max(x->score, r) : zsl_lex_lte_max(zsl_member(x), x->mlen, lx))) {
+        struct zsl_node *next = x->level[0].fwd;
+        unlink_node(z, x, update);
+        if (cb)
+            cb(arg, x);
+        node_free(z, x);
+        removed++;
+        x = next;
+    }
+    return removed;
+}
+
+unsigned long zsl_delete_range_by_score(struct zsl *z, const struct zsl_range *r,
+                                        void (*cb)(void *arg, struct zsl_node *n), void *arg)
+{
+    struct zsl_node *update[ZSL_MAXLEVEL], *x = z->head;
+    for (int i = z->level - 1; i >= 0; i--) {
+        while (x->level[i].fwd && !zsl_gte_min(x->level[i].fwd->score, r))
+            x = x->level[i].fwd;
+        update[i] = x;
+    }
+    return delete_run(z, update, r, NULL, cb, arg);
+}
+
+unsigned long zsl_delete_range_by_lex(struct zsl *z, const struct zsl_lex *r,
+                                      void (*cb)(void *arg, struct zsl_node *n), void *arg)
+{
+    struct zsl_node *update[ZSL_MAXLEVEL], *x = z->head;
+    for (int i = z->level - 1; i >= 0; i--) {
+        while (x->level[i].fwd && !zsl_lex_gte_min(zsl_member(x->level[i].fwd), x->level[i].fwd->mlen, r))
+            x = x->level[i].fwd;
+        update[i] = x;
+    }
+    return delete_run(z, update, NULL, r, cb, arg);
 }
