@@ -151,7 +151,7 @@ struct entry *entry_new_string(const char *key, size_t klen, const char *val, si
 
 void entry_free(struct entry *e)
 {
-    if (e->type != OBJ_STRING)
+    if (e->type != OBJ_STRING && !(e->flags & E_INLINE))
         obj_free_value(e->type, e->enc, entry_ptr(e));
     hk_free(e);
 }
@@ -160,7 +160,7 @@ struct entry *entry_dup(struct entry *e, const char *key, size_t klen, int keep_
 {
     long long exp = keep_ttl ? entry_expire(e) : -1;
     struct entry *n;
-    if (e->type == OBJ_STRING) {
+    if (e->type == OBJ_STRING || (e->flags & E_INLINE)) {
         n = entry_new(e->type, key, klen, e->vlen, exp);
         memcpy(entry_val(n), entry_val(e), e->vlen);
     } else {
@@ -169,13 +169,14 @@ struct entry *entry_dup(struct entry *e, const char *key, size_t klen, int keep_
     }
     n->enc = e->enc;
     n->lru = e->lru;
+    n->flags |= e->flags & (E_HFE | E_INLINE);
     return n;
 }
 
 struct entry *entry_rekey(struct entry *e, const char *key, size_t klen)
 {
     struct entry *n;
-    if (e->type == OBJ_STRING) {
+    if (e->type == OBJ_STRING || (e->flags & E_INLINE)) {
         n = entry_new(e->type, key, klen, e->vlen, entry_expire(e));
         memcpy(entry_val(n), entry_val(e), e->vlen);
     } else {
@@ -183,13 +184,14 @@ struct entry *entry_rekey(struct entry *e, const char *key, size_t klen)
     }
     n->enc = e->enc;
     n->lru = e->lru;
+    n->flags |= e->flags & (E_HFE | E_INLINE);
     return n;
 }
 
 size_t entry_mem(struct entry *e)
 {
     size_t n = hk_usable(e);
-    if (e->type != OBJ_STRING) {
+    if (e->type != OBJ_STRING && !(e->flags & E_INLINE)) {
         const struct type_ops *o = obj_ops(e->type);
         if (o && o->mem)
             n += o->mem(entry_ptr(e), e->enc);

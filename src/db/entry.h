@@ -34,6 +34,10 @@ enum {
 /* A hash with at least one field TTL (HEXPIRE): the expiry sweeper visits
  * it (db.h: db_set_hfe). */
 #define E_HFE 0x02
+/* The value bytes are the collection's structure itself (a small listpack
+ * its type module keeps inline), not a pointer to it: entry_ptr() points
+ * into the entry, and freeing or copying the entry frees or copies it. */
+#define E_INLINE 0x04
 
 struct entry {
     uint8_t type;
@@ -84,6 +88,8 @@ static inline size_t entry_ptr_off(const struct entry *e)
 
 static inline void *entry_ptr(struct entry *e)
 {
+    if (e->flags & E_INLINE)
+        return entry_val(e);
     return *(void **)((char *)e + entry_ptr_off(e));
 }
 

@@ -351,17 +351,30 @@ size_t lp_find(const unsigned char *lp, size_t pos, const char *s, size_t len, u
     long long ll = 0;
     int s_is_int = len <= 20 && str_to_ll(s, len, &ll);
     unsigned skipped = 0;
-    while (pos != LP_NONE) {
-        if (skipped == 0) {
-            struct lp_val v;
-            lp_get(lp, pos, &v);
-            if (v.s ? (!s_is_int && v.len == len && memcmp(v.s, s, len) == 0) : (s_is_int && v.ll == ll))
-                return pos;
-            skipped = skip;
+    const unsigned char *p = lp + pos;
+    if (pos == LP_NONE)
+        return LP_NONE;
+    while (*p != LP_EOF) {
+        unsigned char b = p[0];
+        size_t enc;
+        if ((b & 0xC0) == 0x80) {
+            /* Short string (6-bit length): the common case, compared in place
+             * (length, then last byte, then the rest) without decoding. */
+            enc = 1 + (size_t)(b & 0x3F);
+            if (skipped == 0 && !s_is_int && enc - 1 == len &&
+                (len == 0 || (p[len] == (unsigned char)s[len - 1] && memcmp(p + 1, s, len) == 0)))
+                return (size_t)(p - lp);
         } else {
-            skipped--;
+            enc = enc_size(p);
+            if (skipped == 0) {
+                struct lp_val v;
+                lp_get(lp, (size_t)(p - lp), &v);
+                if (v.s ? (!s_is_int && v.len == len && memcmp(v.s, s, len) == 0) : (s_is_int && v.ll == ll))
+                    return (size_t)(p - lp);
+            }
         }
-        pos = lp_next(lp, pos);
+        skipped = skipped ? skipped - 1 : skip;
+        p += enc + (enc <= 127 ? 1 : backlen_size(enc));
     }
     return LP_NONE;
 }
