@@ -417,6 +417,7 @@ static void info_stats(struct sbuf *b, const struct worker_stats *st)
     sb_printf(b, "sync_full:0\r\n");
     sb_printf(b, "sync_partial_ok:0\r\n");
     sb_printf(b, "sync_partial_err:0\r\n");
+    sb_printf(b, "expired_subkeys:%llu\r\n", hash_expired_subkeys());
     sb_printf(b, "expired_keys:%llu\r\n", st->db.expired);
     sb_printf(b, "evicted_keys:0\r\n");
     sb_printf(b, "evicted_clients:0\r\n");
@@ -1633,6 +1634,8 @@ void debug_command(struct client *c)
         pthread_mutex_unlock(&replid_lock);
         log_msg(LL_NOTICE, "Changed the replication ID on request (DEBUG CHANGE-REPL-ID)");
         reply_ok(&c->out);
+    } else if (arg_is(c, 1, "quicklist-packed-threshold") && c->argc == 3) {
+        debug_quicklist_packed_threshold(c);
     } else if (arg_is(c, 1, "stringmatch-len") && c->argc == 4) {
         reply_int(&c->out, glob_match(c->argv[2], c->argvlen[2], c->argv[3], c->argvlen[3], 0));
     } else if (arg_is(c, 1, "stringmatch-test") && c->argc == 2) {

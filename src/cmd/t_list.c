@@ -1,5 +1,1066 @@
-/* t_list.c - the list type (its commands arrive in the next commits). */
+/* t_list.c - the list type.
+ *
+ * A list value is one of two structures (entry->enc):
+ *  - ENC_LISTPACK: a single listpack (ds/listpack.h); small lists.
+ *  - ENC_QUICKLIST: a quicklist (ds/quicklist.h), a linked list of
+ *    listpack nodes; lists larger than one node.
+ * Conversions follow Redis 7.2: before elements are added, a listpack that
+ * would outgrow one quicklist node (list-max-listpack-size, counting the
+ * raw bytes of the new elements) becomes a quicklist; after elements are
+ * removed, a quicklist reduced to one packed node holding at most half a
+ * node's limit becomes a listpack again (the half avoids flapping).
+ *
+ * Replies are written straight from the listpack bytes (no temporary copy
+ * of an element except when LMOVE must carry it to another list), and
+ * every command that adds elements signals the key to blocked clients.
+ * A list that becomes empty is deleted.  Handlers run with their keys'
+ * shard locks held by the dispatcher. */
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../base/mem.h"
+#include "../base/util.h"
+#include "../config/config.h"
+#include "../db/blocking.h"
 #include "../db/object.h"
+#include "../ds/listpack.h"
+#include "../ds/quicklist.h"
 #include "commands.h"
 
-const struct type_ops list_type_ops = {NULL, NULL, NULL, NULL, NULL};
+int list_compress_depth = 0;
+
+#define LHEAD QL_HEAD
+#define LTAIL QL_TAIL
+
+#define ERR_POSITIVE "ERR value is out of range, must be positive"
+#define ERR_RANK_ZERO                                                                                             \
+    "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start " \
+    "from the end of the list"
+
+/* ---------------------------------------------------------- type ops --- */
+
+static void list_free(void *p, uint8_t enc)
+{
+    if (enc == ENC_QUICKLIST)
+        ql_free(p);
+    else
+        lp_free(p);
+}
+
+static void *list_dup(const void *p, uint8_t enc)
+{
+    if (enc == ENC_QUICKLIST)
+        return ql_dup(p);
+    return hk_memdup(p, lp_bytes(p));
+}
+
+static size_t list_mem(const void *p, uint8_t enc)
+{
+    if (enc == ENC_QUICKLIST)
+        return ql_mem(p);
+    return hk_usable((void *)p);
+}
+
+static size_t list_len(const void *p, uint8_t enc)
+{
+    if (enc == ENC_QUICKLIST)
+        return ((const struct quicklist *)p)->count;
+    return lp_count(p);
+}
+
+static size_t list_effort(const void *p, uint8_t enc)
+{
+    if (enc == ENC_QUICKLIST)
+        return ((const struct quicklist *)p)->len;
+    return 1;
+}
+
+const struct type_ops list_type_ops = {list_free, list_dup, list_mem, list_len, list_effort};
+
+/* ------------------------------------------------------------ helpers --- */
+
+static inline size_t list_length(struct entry *e)
+{
+    return list_len(entry_ptr(e), e->enc);
+}
+
+static inline void reply_elem(struct reply *r, const unsigned char *lp, size_t pos)
+{
+    struct lp_val v;
+    lp_get(lp, pos, &v);
+    if (v.s)
+        reply_bulk(r, (const char *)v.s, v.len);
+    else
+        reply_bulk_ll(r, v.ll);
+}
+
+/* A value to compare elements with (LREM, LPOS, LINSERT): integers stored
+ * in a listpack compare by value with the canonical decimal form. */
+struct needle {
+    const char *s;
+    size_t len;
+    int isint;
+    long long ll;
+};
+
+static void needle_init(struct needle *nd, const char *s, size_t len)
+{
+    nd->s = s;
+    nd->len = len;
+    nd->isint = len <= 20 && str_to_ll(s, len, &nd->ll);
+}
+
+static inline int elem_eq(const unsigned char *lp, size_t pos, const struct needle *nd)
+{
+    struct lp_val v;
+    lp_get(lp, pos, &v);
+    if (v.s)
+        return v.len == nd->len && memcmp(v.s, nd->s, nd->len) == 0;
+    return nd->isint && v.ll == nd->ll;
+}
+
+/* The list at argv[i] for a command (flags: LK_NOSTATS for writes).
+ * Replies WRONGTYPE and sets *err when the key holds another type. */
+static struct entry *lookup_list(struct client *c, int i, int flags, int *err)
+{
+    struct entry *e = db_get(c->db, kslot(c, i), c->argv[i], c->argvlen[i], flags);
+    *err = 0;
+    if (e && e->type != OBJ_LIST) {
+        reply_error(&c->out, ERR_WRONGTYPE);
+        *err = 1;
+        return NULL;
+    }
+    return e;
+}
+
+/* A new empty list (listpack) stored at argv[i]. */
+static struct entry *create_list(struct client *c, int i)
+{
+    struct entry *e = entry_new_obj(OBJ_LIST, ENC_LISTPACK, c->argv[i], c->argvlen[i], lp_new(), -1);
+    db_add(c->db, kslot(c, i), e);
+    return e;
+}
+
+/* Before adding n elements of `bytes` raw bytes: a listpack that would
+ * exceed one quicklist node becomes a quicklist. */
+static void grow_check(struct entry *e, size_t bytes, size_t n)
+{
+    unsigned char *lp;
+    struct quicklist *ql;
+    if (e->enc != ENC_LISTPACK)
+        return;
+    lp = entry_ptr(e);
+    if (!ql_exceeds(list_max_listpack_size, lp_bytes(lp) + bytes, lp_count(lp) + n))
+        return;
+    ql = ql_new(list_max_listpack_size, list_compress_depth);
+    if (lp_count(lp))
+        ql_append_lp(ql, lp);
+    else
+        lp_free(lp);
+    entry_set_ptr(e, ql, ENC_QUICKLIST);
+}
+
+/* A quicklist of one packed node within the limits (halved when
+ * shrinking) gives back that node's listpack; NULL otherwise. */
+static unsigned char *ql_to_lp(struct quicklist *ql, int shrinking)
+{
+    size_t szl, cntl;
+    if (ql->len != 1 || (ql->head->flags & QLN_PLAIN))
+        return NULL;
+    ql_node_limit(list_max_listpack_size, &szl, &cntl);
+    if (shrinking) {
+        szl /= 2;
+        cntl /= 2;
+    }
+    if (ql->head->sz > szl || ql->count > cntl)
+        return NULL;
+    return ql_take_single(ql);
+}
+
+static void shrink_check(struct entry *e)
+{
+    unsigned char *lp;
+    if (e->enc != ENC_QUICKLIST)
+        return;
+    lp = ql_to_lp(entry_ptr(e), 1);
+    if (lp)
+        entry_set_ptr(e, lp, ENC_LISTPACK);
+}
+
+/* After removing elements from the list at argv[i]: delete the key if the
+ * list is empty, else maybe go back to a listpack.  1 if deleted. */
+static int after_removal(struct client *c, int i, struct entry *e)
+{
+    if (list_length(e) == 0) {
+        db_del(c->db, kslot(c, i), c->argv[i], c->argvlen[i]);
+        return 1;
+    }
+    shrink_check(e);
+    return 0;
+}
+
+static void push_one(struct entry *e, int where, const char *s, size_t len)
+{
+    if (e->enc == ENC_LISTPACK) {
+        unsigned char *lp = entry_ptr(e);
+        lp = where == LHEAD ? lp_prepend(lp, s, len) : lp_append(lp, s, len);
+        entry_set_ptr(e, lp, ENC_LISTPACK);
+    } else {
+        ql_push(entry_ptr(e), where, s, len);
+    }
+}
+
+/* Delete n elements from index start (0 <= start < length). */
+static void del_range(struct entry *e, size_t start, size_t n)
+{
+    if (!n)
+        return;
+    if (e->enc == ENC_LISTPACK) {
+        unsigned char *lp = entry_ptr(e);
+        lp = lp_delete(lp, lp_seek(lp, (long long)start), n, NULL);
+        entry_set_ptr(e, lp, ENC_LISTPACK);
+    } else {
+        ql_del_range(entry_ptr(e), start, n);
+    }
+}
+
+/* Iterator over either encoding. */
+struct lit {
+    struct ql_iter qi;
+    unsigned char *lp;
+    size_t pos;
+    int fwd, isql;
+};
+
+static int lit_start(struct lit *it, struct entry *e, long long index, int fwd)
+{
+    it->fwd = fwd;
+    if (e->enc == ENC_QUICKLIST) {
+        int ok = ql_iter_start(&it->qi, entry_ptr(e), index, fwd);
+        it->isql = 1;
+        it->lp = it->qi.lp;
+        it->pos = it->qi.pos;
+        return ok;
+    }
+    it->isql = 0;
+    it->lp = entry_ptr(e);
+    it->pos = lp_seek(it->lp, index);
+    return it->pos != LP_NONE;
+}
+
+static inline int lit_next(struct lit *it)
+{
+    if (it->isql) {
+        int ok = ql_iter_next(&it->qi);
+        it->lp = it->qi.lp;
+        it->pos = it->qi.pos;
+        return ok;
+    }
+    it->pos = it->fwd ? lp_next(it->lp, it->pos) : lp_prev(it->lp, it->pos);
+    return it->pos != LP_NONE;
+}
+
+/* Delete the current element and move on (listpack: e gets the new
+ * pointer).  1 if there is a following element. */
+static int lit_del(struct lit *it, struct entry *e)
+{
+    size_t next;
+    if (it->isql) {
+        int ok = ql_iter_del(&it->qi);
+        it->lp = it->qi.lp;
+        it->pos = it->qi.pos;
+        return ok;
+    }
+    it->lp = lp_delete(it->lp, it->pos, 1, &next);
+    entry_set_ptr(e, it->lp, ENC_LISTPACK);
+    if (it->fwd)
+        it->pos = next;
+    else
+        it->pos = next == LP_NONE ? lp_last(it->lp) : lp_prev(it->lp, next);
+    return it->pos != LP_NONE;
+}
+
+static inline void lit_end(struct lit *it)
+{
+    if (it->isql)
+        ql_iter_end(&it->qi);
+}
+
+/* Reply n elements starting at index `from`, forwards or backwards. */
+static void reply_elems(struct client *c, struct entry *e, long long from, size_t n, int fwd)
+{
+    struct reply *r = &c->out;
+    reply_array(r, (long long)n);
+    if (e->enc == ENC_LISTPACK) {
+        const unsigned char *lp = entry_ptr(e);
+        size_t pos = lp_seek(lp, from);
+        if (fwd) {
+            for (; n-- > 0; pos = lp_next(lp, pos))
+                reply_elem(r, lp, pos);
+        } else {
+            for (; n-- > 0; pos = lp_prev(lp, pos))
+                reply_elem(r, lp, pos);
+        }
+        return;
+    }
+    struct ql_iter it;
+    if (ql_iter_start(&it, entry_ptr(e), from, fwd)) {
+        do {
+            reply_elem(r, it.lp, it.pos);
+        } while (--n > 0 && ql_iter_next(&it));
+    }
+    ql_iter_end(&it);
+}
+
+/* Reply the range [start, end] (Redis's index rules), forwards or reversed. */
+static void reply_range(struct client *c, struct entry *e, long long start, long long end, int reverse)
+{
+    long long len = (long long)list_length(e);
+    if (start < 0)
+        start += len;
+    if (end < 0)
+        end += len;
+    if (start < 0)
+        start = 0;
+    if (start > end || start >= len) {
+        reply_array(&c->out, 0);
+        return;
+    }
+    if (end >= len)
+        end = len - 1;
+    reply_elems(c, e, reverse ? end : start, (size_t)(end - start + 1), !reverse);
+}
+
+/* Pop one element from an end, replying it as a bulk. */
+static void pop_one_reply(struct client *c, struct entry *e, int where)
+{
+    size_t pos;
+    if (e->enc == ENC_LISTPACK) {
+        unsigned char *lp = entry_ptr(e);
+        pos = where == LHEAD ? lp_first(lp) : lp_last(lp);
+        reply_elem(&c->out, lp, pos);
+        entry_set_ptr(e, lp_delete(lp, pos, 1, NULL), ENC_LISTPACK);
+    } else {
+        struct quicklist *ql = entry_ptr(e);
+        unsigned char *lp = ql_end(ql, where, &pos);
+        reply_elem(&c->out, lp, pos);
+        ql_pop(ql, where);
+    }
+}
+
+/* Pop up to count elements from an end, replying them as an array in
+ * pop order. */
+static void pop_many_reply(struct client *c, struct entry *e, int where, long long count)
+{
+    size_t len = list_length(e), n = (unsigned long long)count > len ? len : (size_t)count;
+    reply_elems(c, e, where == LHEAD ? 0 : -1, n, where == LHEAD);
+    del_range(e, where == LHEAD ? 0 : len - n, n);
+}
+
+static int parse_where(struct client *c, int i, int *where)
+{
+    if (arg_is(c, i, "left"))
+        *where = LHEAD;
+    else if (arg_is(c, i, "right"))
+        *where = LTAIL;
+    else {
+        reply_error(&c->out, ERR_SYNTAX);
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------- pushes --- */
+
+static void push_generic(struct client *c, int where, int xx)
+{
+    int err;
+    size_t bytes = 0;
+    struct entry *e = lookup_list(c, 1, LK_NOSTATS, &err);
+    if (err)
+        return;
+    if (!e) {
+        if (xx) {
+            reply_int(&c->out, 0);
+            return;
+        }
+        e = create_list(c, 1);
+    }
+    for (int j = 2; j < c->argc; j++)
+        bytes += c->argvlen[j];
+    grow_check(e, bytes, (size_t)c->argc - 2);
+    if (e->enc == ENC_LISTPACK) {
+        unsigned char *lp = entry_ptr(e);
+        for (int j = 2; j < c->argc; j++)
+            lp = where == LHEAD ? lp_prepend(lp, c->argv[j], c->argvlen[j]) : lp_append(lp, c->argv[j], c->argvlen[j]);
+        entry_set_ptr(e, lp, ENC_LISTPACK);
+        reply_int(&c->out, (long long)lp_count(lp));
+    } else {
+        struct quicklist *ql = entry_ptr(e);
+        for (int j = 2; j < c->argc; j++)
+            ql_push(ql, where, c->argv[j], c->argvlen[j]);
+        reply_int(&c->out, (long long)ql->count);
+    }
+    signal_key_ready(c->db, kslot(c, 1), c->argv[1], c->argvlen[1]);
+}
+
+void lpush_command(struct client *c)
+{
+    push_generic(c, LHEAD, 0);
+}
+
+void rpush_command(struct client *c)
+{
+    push_generic(c, LTAIL, 0);
+}
+
+void lpushx_command(struct client *c)
+{
+    push_generic(c, LHEAD, 1);
+}
+
+void rpushx_command(struct client *c)
+{
+    push_generic(c, LTAIL, 1);
+}
+
+/* --------------------------------------------------------------- pops --- */
+
+static void pop_generic(struct client *c, int where)
+{
+    long long count = -1;
+    int err;
+    struct entry *e;
+    if (c->argc > 3) {
+        reply_arity_error(c);
+        return;
+    }
+    if (c->argc == 3 && arg_ll_range(c, 2, 0, LLONG_MAX, &count, ERR_POSITIVE) < 0)
+        return;
+    e = lookup_list(c, 1, LK_NOSTATS, &err);
+    if (err)
+        return;
+    if (!e) {
+        if (count >= 0)
+            reply_null_array(&c->out);
+        else
+            reply_null(&c->out);
+        return;
+    }
+    if (count == 0) {
+        reply_array(&c->out, 0);
+        return;
+    }
+    if (count < 0)
+        pop_one_reply(c, e, where);
+    else
+        pop_many_reply(c, e, where, count);
+    after_removal(c, 1, e);
+}
+
+void lpop_command(struct client *c)
+{
+    pop_generic(c, LHEAD);
+}
+
+void rpop_command(struct client *c)
+{
+    pop_generic(c, LTAIL);
+}
+
+/* -------------------------------------------------------------- reads --- */
+
+void llen_command(struct client *c)
+{
+    int err;
+    struct entry *e = lookup_list(c, 1, 0, &err);
+    if (err)
+        return;
+    reply_int(&c->out, e ? (long long)list_length(e) : 0);
+}
+
+void lrange_command(struct client *c)
+{
+    long long start, end;
+    int err;
+    struct entry *e;
+    if (arg_ll(c, 2, &start) < 0 || arg_ll(c, 3, &end) < 0)
+        return;
+    e = lookup_list(c, 1, 0, &err);
+    if (err)
+        return;
+    if (!e) {
+        reply_array(&c->out, 0);
+        return;
+    }
+    reply_range(c, e, start, end, 0);
+}
+
+void lindex_command(struct client *c)
+{
+    long long index;
+    int err;
+    struct lit it;
+    struct entry *e = lookup_list(c, 1, 0, &err);
+    if (err)
+        return;
+    if (!e) {
+        reply_null(&c->out);
+        return;
+    }
+    if (arg_ll(c, 2, &index) < 0)
+        return;
+    if (lit_start(&it, e, index, 1))
+        reply_elem(&c->out, it.lp, it.pos);
+    else
+        reply_null(&c->out);
+    lit_end(&it);
+}
+
+void lpos_command(struct client *c)
+{
+    long long rank = 1, count = -1, maxlen = 0, index = 0, matches = 0, found = -1, nreplied = 0, llen;
+    int fwd, err, ok;
+    size_t mark = 0;
+    struct needle nd;
+    struct lit it;
+    struct entry *e;
+
+    for (int j = 3; j < c->argc; j++) {
+        int more = j + 1 < c->argc;
+        if (arg_is(c, j, "rank") && more) {
+            j++;
+            if (!str_to_ll(c->argv[j], c->argvlen[j], &rank)) {
+                reply_error(&c->out, ERR_NOT_INT);
+                return;
+            }
+            if (rank == LLONG_MIN) {
+                reply_errorf(&c->out, "ERR value is out of range, value must between %lld and %lld", -LLONG_MAX,
+                             LLONG_MAX);
+                return;
+            }
+            if (rank == 0) {
+                reply_error(&c->out, ERR_RANK_ZERO);
+                return;
+            }
+        } else if (arg_is(c, j, "count") && more) {
+            j++;
+            if (arg_ll_range(c, j, 0, LLONG_MAX, &count, "ERR COUNT can't be negative") < 0)
+                return;
+        } else if (arg_is(c, j, "maxlen") && more) {
+            j++;
+            if (arg_ll_range(c, j, 0, LLONG_MAX, &maxlen, "ERR MAXLEN can't be negative") < 0)
+                return;
+        } else {
+            reply_error(&c->out, ERR_SYNTAX);
+            return;
+        }
+    }
+    fwd = rank > 0;
+    if (rank < 0)
+        rank = -rank;
+    e = lookup_list(c, 1, 0, &err);
+    if (err)
+        return;
+    if (!e) {
+        if (count != -1)
+            reply_array(&c->out, 0);
+        else
+            reply_null(&c->out);
+        return;
+    }
+    needle_init(&nd, c->argv[2], c->argvlen[2]);
+    llen = (long long)list_length(e);
+    if (count != -1)
+        mark = reply_defer(&c->out);
+    ok = lit_start(&it, e, fwd ? 0 : -1, fwd);
+    while (ok && (maxlen == 0 || index < maxlen)) {
+        if (elem_eq(it.lp, it.pos, &nd) && ++matches >= rank) {
+            long long at = fwd ? index : llen - index - 1;
+            if (count == -1) {
+                found = at;
+                break;
+            }
+            reply_int(&c->out, at);
+            nreplied++;
+            if (count && nreplied >= count)
+                break;
+        }
+        index++;
+        ok = lit_next(&it);
+    }
+    lit_end(&it);
+    if (count != -1)
+        reply_defer_array(&c->out, mark, nreplied);
+    else if (found >= 0)
+        reply_int(&c->out, found);
+    else
+        reply_null(&c->out);
+}
+
+/* ------------------------------------------------------------- writes --- */
+
+void lset_command(struct client *c)
+{
+    long long index;
+    int err, done;
+    struct entry *e = lookup_list(c, 1, LK_NOSTATS, &err);
+    if (err)
+        return;
+    if (!e) {
+        reply_error(&c->out, ERR_NO_KEY);
+        return;
+    }
+    if (arg_ll(c, 2, &index) < 0)
+        return;
+    grow_check(e, c->argvlen[3], 1);
+    if (e->enc == ENC_LISTPACK) {
+        unsigned char *lp = entry_ptr(e);
+        size_t pos = lp_seek(lp, index);
+        done = pos != LP_NONE;
+        if (done)
+            entry_set_ptr(e, lp_replace(lp, pos, c->argv[3], c->argvlen[3]), ENC_LISTPACK);
+    } else {
+        done = ql_replace(entry_ptr(e), index, c->argv[3], c->argvlen[3]);
+    }
+    if (!done) {
+        reply_error(&c->out, "ERR index out of range");
+        return;
+    }
+    reply_ok(&c->out);
+    shrink_check(e);
+}
+
+void linsert_command(struct client *c)
+{
+    int after, err, found = 0;
+    struct needle nd;
+    struct entry *e;
+    if (arg_is(c, 2, "after"))
+        after = 1;
+    else if (arg_is(c, 2, "before"))
+        after = 0;
+    else {
+        reply_error(&c->out, ERR_SYNTAX);
+        return;
+    }
+    e = lookup_list(c, 1, LK_NOSTATS, &err);
+    if (err)
+        return;
+    if (!e) {
+        reply_int(&c->out, 0);
+        return;
+    }
+    /* Redis converts first, whether or not the pivot is found. */
+    grow_check(e, c->argvlen[4], 1);
+    needle_init(&nd, c->argv[3], c->argvlen[3]);
+    if (e->enc == ENC_LISTPACK) {
+        unsigned char *lp = entry_ptr(e);
+        for (size_t pos = lp_first(lp); pos != LP_NONE; pos = lp_next(lp, pos)) {
+            if (elem_eq(lp, pos, &nd)) {
+                lp = lp_insert(lp, after ? lp_next(lp, pos) : pos, c->argv[4], c->argvlen[4]);
+                entry_set_ptr(e, lp, ENC_LISTPACK);
+                found = 1;
+                break;
+            }
+        }
+    } else {
+        struct ql_iter it;
+        if (ql_iter_start(&it, entry_ptr(e), 0, 1)) {
+            do {
+                if (elem_eq(it.lp, it.pos, &nd)) {
+                    ql_iter_insert(&it, after, c->argv[4], c->argvlen[4]);
+                    found = 1;
+                    break;
+                }
+            } while (ql_iter_next(&it));
+        }
+        ql_iter_end(&it);
+    }
+    if (!found) {
+        reply_int(&c->out, -1);
+        return;
+    }
+    reply_int(&c->out, (long long)list_length(e));
+    signal_key_ready(c->db, kslot(c, 1), c->argv[1], c->argvlen[1]);
+}
+
+void lrem_command(struct client *c)
+{
+    long long toremove, removed = 0;
+    int err, ok;
+    struct needle nd;
+    struct lit it;
+    struct entry *e;
+    if (arg_ll(c, 2, &toremove) < 0)
+        return;
+    e = lookup_list(c, 1, LK_NOSTATS, &err);
+    if (err)
+        return;
+    if (!e) {
+        reply_int(&c->out, 0);
+        return;
+    }
+    needle_init(&nd, c->argv[3], c->argvlen[3]);
+    if (toremove < 0) {
+        /* -LLONG_MIN overflows: any count that large means "all". */
+        toremove = toremove == LLONG_MIN ? 0 : -toremove;
+        ok = lit_start(&it, e, -1, 0);
+    } else {
+        ok = lit_start(&it, e, 0, 1);
+    }
+    while (ok) {
+        if (elem_eq(it.lp, it.pos, &nd)) {
+            ok = lit_del(&it, e);
+            if (++removed == toremove)
+                break;
+        } else {
+            ok = lit_next(&it);
+        }
+    }
+    lit_end(&it);
+    if (list_length(e) == 0)
+        db_del(c->db, kslot(c, 1), c->argv[1], c->argvlen[1]);
+    else if (removed)
+        shrink_check(e);
+    reply_int(&c->out, removed);
+}
+
+void ltrim_command(struct client *c)
+{
+    long long start, end, len, ltrim, rtrim;
+    int err;
+    struct entry *e;
+    if (arg_ll(c, 2, &start) < 0 || arg_ll(c, 3, &end) < 0)
+        return;
+    e = lookup_list(c, 1, LK_NOSTATS, &err);
+    if (err)
+        return;
+    if (!e) {
+        reply_ok(&c->out);
+        return;
+    }
+    len = (long long)list_length(e);
+    if (start < 0)
+        start += len;
+    if (end < 0)
+        end += len;
+    if (start < 0)
+        start = 0;
+    if (start > end || start >= len) {
+        ltrim = len;
+        rtrim = 0;
+    } else {
+        if (end >= len)
+            end = len - 1;
+        ltrim = start;
+        rtrim = len - end - 1;
+    }
+    del_range(e, 0, (size_t)ltrim);
+    if (rtrim)
+        del_range(e, (size_t)(len - ltrim - rtrim), (size_t)rtrim);
+    after_removal(c, 1, e);
+    reply_ok(&c->out);
+}
+
+/* --------------------------------------------------------------- moves --- */
+
+/* Pop from argv[1] at `from`, push to argv[2] at `to`, reply the element. */
+static void lmove_generic(struct client *c, int from, int to)
+{
+    int err;
+    char sbuf[128], *heap = NULL;
+    const char *val;
+    size_t vlen, pos, bytes;
+    const unsigned char *lp;
+    struct lp_val v;
+    struct entry *src, *dst;
+
+    src = lookup_list(c, 1, LK_NOSTATS, &err);
+    if (err)
+        return;
+    if (!src) {
+        reply_null(&c->out);
+        return;
+    }
+    dst = lookup_list(c, 2, LK_NOSTATS, &err);
+    if (err)
+        return;
+
+    /* Take the element out of src (a copy: src's bytes change below). */
+    if (src->enc == ENC_LISTPACK) {
+        lp = entry_ptr(src);
+        pos = from == LHEAD ? lp_first(lp) : lp_last(lp);
+    } else {
+        lp = ql_end(entry_ptr(src), from, &pos);
+    }
+    lp_get(lp, pos, &v);
+    if (v.s) {
+        vlen = v.len;
+        if (vlen <= sizeof(sbuf)) {
+            memcpy(sbuf, v.s, vlen);
+            val = sbuf;
+        } else {
+            heap = hk_memdup(v.s, vlen);
+            val = heap;
+        }
+        bytes = vlen;
+    } else {
+        vlen = (size_t)ll_to_str(sbuf, v.ll);
+        val = sbuf;
+        /* Redis counts an integer popped from a quicklist as 0 bytes when
+         * deciding the destination's conversion. */
+        bytes = src->enc == ENC_QUICKLIST ? 0 : vlen;
+    }
+    if (src->enc == ENC_LISTPACK)
+        entry_set_ptr(src, lp_delete(entry_ptr(src), pos, 1, NULL), ENC_LISTPACK);
+    else
+        ql_pop(entry_ptr(src), from);
+
+    if (!dst)
+        dst = create_list(c, 2);
+    grow_check(dst, bytes, 1);
+    push_one(dst, to, val, vlen);
+    reply_bulk(&c->out, val, vlen);
+    hk_free(heap);
+    signal_key_ready(c->db, kslot(c, 2), c->argv[2], c->argvlen[2]);
+    after_removal(c, 1, src);
+}
+
+void lmove_command(struct client *c)
+{
+    int from, to;
+    if (parse_where(c, 3, &from) < 0 || parse_where(c, 4, &to) < 0)
+        return;
+    lmove_generic(c, from, to);
+}
+
+void rpoplpush_command(struct client *c)
+{
+    lmove_generic(c, LTAIL, LHEAD);
+}
+
+/* ----------------------------------------------- multi-key and blocking --- */
+
+/* Pop from the first non-empty list among the n keys at argv[first..]:
+ * count < 0: [key, element]; else [key, [elements...]].  Returns 1 if
+ * served, 0 if every list is empty or missing, -1 on WRONGTYPE (replied). */
+static int serve_pop(struct client *c, int first, int n, int where, long long count)
+{
+    for (int i = first; i < first + n; i++) {
+        int err;
+        struct entry *e = lookup_list(c, i, LK_NOSTATS, &err);
+        if (err)
+            return -1;
+        if (!e || list_length(e) == 0)
+            continue;
+        reply_array(&c->out, 2);
+        reply_bulk(&c->out, c->argv[i], c->argvlen[i]);
+        if (count < 0)
+            pop_one_reply(c, e, where);
+        else
+            pop_many_reply(c, e, where, count);
+        after_removal(c, i, e);
+        return 1;
+    }
+    return 0;
+}
+
+/* Block on the n keys at argv[first..]. */
+static void block_keys(struct client *c, int first, int n, long long deadline, int null_kind)
+{
+    int stack[64] = {0}, *kidx = n <= 64 ? stack : hk_malloc(sizeof(int) * (size_t)n);
+    for (int i = 0; i < n; i++)
+        kidx[i] = first + i;
+    block_on_keys(c, kidx, n, OBJ_LIST, deadline, null_kind);
+    if (kidx != stack)
+        hk_free(kidx);
+}
+
+static void bpop_generic(struct client *c, int where)
+{
+    long long deadline;
+    int n = c->argc - 2;
+    if (parse_block_timeout(c, c->argc - 1, &deadline) < 0)
+        return;
+    if (serve_pop(c, 1, n, where, -1) != 0)
+        return;
+    block_keys(c, 1, n, deadline, BLOCK_NULL_ARRAY);
+}
+
+void blpop_command(struct client *c)
+{
+    bpop_generic(c, LHEAD);
+}
+
+void brpop_command(struct client *c)
+{
+    bpop_generic(c, LTAIL);
+}
+
+static void blmove_generic(struct client *c, int from, int to, int timeout_idx)
+{
+    long long deadline;
+    int err;
+    struct entry *src;
+    if (parse_block_timeout(c, timeout_idx, &deadline) < 0)
+        return;
+    src = lookup_list(c, 1, LK_NOSTATS, &err);
+    if (err)
+        return;
+    if (!src) {
+        block_keys(c, 1, 1, deadline, BLOCK_NULL_BULK);
+        return;
+    }
+    lmove_generic(c, from, to);
+}
+
+void blmove_command(struct client *c)
+{
+    int from, to;
+    if (parse_where(c, 3, &from) < 0 || parse_where(c, 4, &to) < 0)
+        return;
+    blmove_generic(c, from, to, 5);
+}
+
+void brpoplpush_command(struct client *c)
+{
+    blmove_generic(c, LTAIL, LHEAD, 3);
+}
+
+/* numkeys at argv[ni], keys after it, then LEFT|RIGHT [COUNT n].  Valid
+ * when 1 <= numkeys and the where argument exists. */
+static long long mpop_numkeys(struct client *c, int ni)
+{
+    long long n;
+    if (ni >= c->argc || !str_to_ll(c->argv[ni], c->argvlen[ni], &n) || n < 1 || n > c->argc - ni - 2)
+        return -1;
+    return n;
+}
+
+static int mpop_keys(struct client *c, int ni, int *idx, int max)
+{
+    long long n = mpop_numkeys(c, ni);
+    int k = 0;
+    for (long long i = 0; i < n && k < max; i++)
+        idx[k++] = ni + 1 + (int)i;
+    return k;
+}
+
+int lmpop_getkeys(struct client *c, int *idx, int max)
+{
+    return mpop_keys(c, 1, idx, max);
+}
+
+int blmpop_getkeys(struct client *c, int *idx, int max)
+{
+    return mpop_keys(c, 2, idx, max);
+}
+
+static void mpop_generic(struct client *c, int ni, int blocking)
+{
+    long long numkeys, count = -1, deadline = 0;
+    int where, wi;
+    if (arg_ll_range(c, ni, 1, LLONG_MAX, &numkeys, "ERR numkeys should be greater than 0") < 0)
+        return;
+    if (numkeys > c->argc - ni - 2) {
+        reply_error(&c->out, ERR_SYNTAX);
+        return;
+    }
+    wi = ni + (int)numkeys + 1;
+    if (parse_where(c, wi, &where) < 0)
+        return;
+    for (int j = wi + 1; j < c->argc; j++) {
+        if (count == -1 && arg_is(c, j, "count") && j + 1 < c->argc) {
+            j++;
+            if (arg_ll_range(c, j, 1, LLONG_MAX, &count, "ERR count should be greater than 0") < 0)
+                return;
+        } else {
+            reply_error(&c->out, ERR_SYNTAX);
+            return;
+        }
+    }
+    if (count == -1)
+        count = 1;
+    if (blocking && parse_block_timeout(c, 1, &deadline) < 0)
+        return;
+    if (serve_pop(c, ni + 1, (int)numkeys, where, count) != 0)
+        return;
+    if (blocking)
+        block_keys(c, ni + 1, (int)numkeys, deadline, BLOCK_NULL_ARRAY);
+    else
+        reply_null_array(&c->out);
+}
+
+void lmpop_command(struct client *c)
+{
+    mpop_generic(c, 1, 0);
+}
+
+void blmpop_command(struct client *c)
+{
+    mpop_generic(c, 2, 1);
+}
+
+/* --------------------------------------------------- cross-type access --- */
+
+void list_visit(struct entry *e, obj_visit_fn fn, void *arg)
+{
+    struct lit it;
+    char buf[32];
+    int ok = lit_start(&it, e, 0, 1);
+    while (ok) {
+        struct lp_val v;
+        int stop;
+        lp_get(it.lp, it.pos, &v);
+        if (v.s)
+            stop = fn(arg, (const char *)v.s, v.len);
+        else
+            stop = fn(arg, buf, (size_t)ll_to_str(buf, v.ll));
+        if (stop)
+            break;
+        ok = lit_next(&it);
+    }
+    lit_end(&it);
+}
+
+void *list_build(const char *const *s, const size_t *len, size_t n, uint8_t *enc)
+{
+    struct quicklist *ql = ql_new(list_max_listpack_size, list_compress_depth);
+    unsigned char *lp;
+    for (size_t i = 0; i < n; i++)
+        ql_push(ql, QL_TAIL, s[i], len[i]);
+    if (n == 0) {
+        ql_free(ql);
+        *enc = ENC_LISTPACK;
+        return lp_new();
+    }
+    lp = ql_to_lp(ql, 0);
+    if (lp) {
+        *enc = ENC_LISTPACK;
+        return lp;
+    }
+    *enc = ENC_QUICKLIST;
+    return ql;
+}
+
+/* ------------------------------------------------------------- DEBUG --- */
+
+void debug_quicklist_packed_threshold(struct client *c)
+{
+    char buf[64];
+    int ok = 0;
+    long long sz = -1;
+    if (c->argvlen[2] < sizeof(buf)) {
+        memcpy(buf, c->argv[2], c->argvlen[2]);
+        buf[c->argvlen[2]] = 0;
+        sz = config_mem_parse(buf, &ok);
+    }
+    if (!ok || sz < 0 || !ql_set_packed_threshold((unsigned long long)sz)) {
+        reply_error(&c->out, "ERR argument must be a memory value bigger than 1 and smaller than 4gb");
+        return;
+    }
+    reply_ok(&c->out);
+}

@@ -5,4 +5,22 @@
 
 #include "../server.h"
 
+/* list-compress-depth (Redis's name and default 0): quicklists created
+ * from now on keep this many nodes at each end uncompressed and LZ-compress
+ * the nodes between.  Registered by config.c; read when a list converts. */
+extern int list_compress_depth;
+
+cmd_fn lpush_command, rpush_command, lpushx_command, rpushx_command, lpop_command, rpop_command, llen_command,
+    lrange_command, lindex_command, lset_command, linsert_command, lrem_command, ltrim_command, lpos_command,
+    lmove_command, rpoplpush_command, lmpop_command, blpop_command, brpop_command, blmove_command,
+    brpoplpush_command, blmpop_command;
+
+/* Key positions of LMPOP / BLMPOP (numkeys at argv[1] / argv[2]). */
+int lmpop_getkeys(struct client *c, int *idx, int max);
+int blmpop_getkeys(struct client *c, int *idx, int max);
+
+/* DEBUG QUICKLIST-PACKED-THRESHOLD <size>: elements of at least <size>
+ * bytes go to plain quicklist nodes of their own (0 restores the default). */
+void debug_quicklist_packed_threshold(struct client *c);
+
 #endif

@@ -120,6 +120,8 @@ static struct param params[] = {
     {"set-max-listpack-value", NULL, T_INT, &set_max_listpack_value, 0, INT_MAX, 0, NULL, NULL, NULL},
     {"zset-max-listpack-entries", "zset-max-ziplist-entries", T_INT, &zset_max_listpack_entries, 0, INT_MAX, 0, NULL, NULL, NULL},
     {"zset-max-listpack-value", "zset-max-ziplist-value", T_INT, &zset_max_listpack_value, 0, INT_MAX, 0, NULL, NULL, NULL},
+    {"list-compress-depth", NULL, T_INT, &list_compress_depth, 0, INT_MAX, 0, NULL, NULL, NULL},
+    {"save", NULL, T_STR, &cfg.save, 0, 0, 0, NULL, NULL, NULL},
     {"lazyfree-lazy-user-flush", NULL, T_BOOL, &cfg.lazyfree_lazy_user_flush, 0, 1, 0, NULL, NULL, NULL},
 };
 #define NPARAMS ((int)(sizeof(params) / sizeof(params[0])))
@@ -647,6 +649,7 @@ void config_command(struct client *c)
         }
     } else if (!strcmp(sub, "resetstat")) {
         stats_reset();
+        hash_expired_subkeys_reset();
         reply_ok(&c->out);
     } else {
         static const char *lines[] = {
