@@ -42,6 +42,7 @@ $(BUILD)/obj/%.o: src/%.c
 # Unit tests: everything but main.c linked with tests/unit/*.c.
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(patsubst tests/unit/%.c,$(BUILD)/obj/tests/%.o,$(UNIT_SRCS))
+-include $(UNIT_OBJS:.o=.d)
 $(BUILD)/obj/tests/%.o: tests/unit/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Isrc -c $< -o $@

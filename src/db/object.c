@@ -74,7 +74,8 @@ static pthread_mutex_t lf_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t lf_cond = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t lf_idle = PTHREAD_COND_INITIALIZER;
 static struct lf_item *lf_head, *lf_tail;
-static int lf_running, lf_stop, lf_busy;
+static int lf_stop, lf_busy;
+static atomic_int lf_running; /* read by any thread freeing a value */
 static pthread_t lf_tid;
 static atomic_ullong lf_pending, lf_done;
 

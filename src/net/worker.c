@@ -568,7 +568,7 @@ static void cron(struct worker *w)
     }
     /* Active expiry over this worker's share of the slots: a quarter of a
      * cron period at most, as Redis budgets its slow cycle. */
-    if (cfg.active_expire) {
+    if (__atomic_load_n(&cfg.active_expire, __ATOMIC_RELAXED)) {
         unsigned per = (NSLOTS + (unsigned)nworkers - 1) / (unsigned)nworkers;
         unsigned from = (unsigned)w->id * per, to = from + per > NSLOTS ? NSLOTS : from + per;
         long long budget = 250000 / (cfg.hz > 0 ? cfg.hz : 10);
