@@ -36,6 +36,8 @@
 #include "../db/blocking.h"
 #include "../server.h"
 
+#define ARGV_KEEP 1024 /* argv slots a connection keeps between commands */
+
 #define QBUF_CHUNK (16 * 1024)
 #define OBUF_PAUSE (1024 * 1024)
 #define TAG_LISTEN 1
@@ -361,6 +363,15 @@ static void process_input(struct client *c)
             memmove(c->qbuf, c->qbuf + c->qpos, rest);
         c->qlen = rest;
         c->qpos = 0;
+    }
+    /* A command with many arguments (SADD of 100k members) must not leave
+     * megabytes of argv arrays behind for the life of the connection. */
+    if (c->argv_cap > ARGV_KEEP && !(c->flags & CF_BLOCKED)) {
+        c->argv_cap = 16;
+        c->argv = hk_realloc(c->argv, sizeof(*c->argv) * 16);
+        c->argvlen = hk_realloc(c->argvlen, sizeof(*c->argvlen) * 16);
+        c->kslot = hk_realloc(c->kslot, sizeof(*c->kslot) * 16);
+        resp_parser_shrink(&c->parser, 16);
     }
     if (c->qlen == 0 && c->qcap > 4 * QBUF_CHUNK) {
         hk_free(c->qbuf);

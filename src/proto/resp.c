@@ -23,6 +23,14 @@ void resp_parser_free(struct resp_parser *p)
     p->argv = NULL;
 }
 
+void resp_parser_shrink(struct resp_parser *p, int cap)
+{
+    if (p->argc == 0 && p->argv_cap > cap) {
+        p->argv_cap = cap;
+        p->argv = hk_realloc(p->argv, sizeof(*p->argv) * (size_t)cap);
+    }
+}
+
 void resp_parser_reset(struct resp_parser *p)
 {
     p->argc = 0;

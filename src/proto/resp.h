@@ -65,6 +65,9 @@ void resp_parser_init(struct resp_parser *p);
 void resp_parser_free(struct resp_parser *p);
 /* Forget a partially parsed command (call after RESP_OK before the next). */
 void resp_parser_reset(struct resp_parser *p);
+/* Give back a huge argv array (after a command with many arguments) when
+ * no command is half-parsed. */
+void resp_parser_shrink(struct resp_parser *p, int cap);
 int resp_parse(struct resp_parser *p, char *buf, size_t len);
 /* Text of an error code, e.g. "invalid bulk length" (no prefix). */
 const char *resp_strerror(int code);
