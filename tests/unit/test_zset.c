@@ -212,7 +212,8 @@ TEST(test_zset_random_against_model)
         CHECK(strcmp(a, dump(d, 0)) == 0);
         CHECK_EQ(o->len(entry_ptr(d), d->enc), n);
         CHECK_EQ(o->effort(entry_ptr(d), d->enc), round == 0 ? 1 : n);
-        CHECK(o->mem(entry_ptr(d), d->enc) > n * 10);
+        /* at least a few bytes per member whatever the allocator rounds */
+        CHECK(o->mem(entry_ptr(d), d->enc) > n * 4);
         if (n)
             zset_del(d, ref[0].m, strlen(ref[0].m));
         CHECK(strcmp(a, dump(e, 0)) == 0);
