@@ -524,6 +524,167 @@ void set_visit(struct entry *e, obj_visit_fn fn, void *arg)
     }
 }
 
+/* ---------------------------------------------------- inline values ---
+ * A small intset or listpack set lives inside its entry (E_INLINE,
+ * entry.h) instead of behind a pointer: one allocation less per key.  The
+ * structure code below works on heap structures, so a command that
+ * modifies an inline set first moves it out (sdetach: the entry becomes an
+ * ordinary pointer entry in place, its value room always holds the
+ * aligned pointer) or, when it builds a new structure anyway, just drops
+ * the inline bytes (s_release), and puts the result back at the end
+ * (sattach): in place when the entry's allocation fits it, else in a new
+ * entry swapped in with db_replace/db_set.  New keys are made inline
+ * directly (s_entry_new).  A hashtable set is never inline.
+ *
+ * A value is kept inline only when that takes no more memory than the
+ * pointer form (entry + structure, each rounded to the allocator's size
+ * class): one bigger allocation can cost more than two smaller ones.
+ * An inline entry's vlen may exceed the structure (whose own header gives
+ * its length): a write that reuses the allocation in place claims all of
+ * it (hk_usable), so entry_size() is the room the next write may reuse
+ * without asking the allocator.  entry_size() never exceeds the
+ * allocation (entry_dup, RENAME and TTL changes allocate exactly that). */
+#define SET_INLINE_MAX 256
+
+static inline size_t s_raw_bytes(const void *p, uint8_t enc)
+{
+    return enc == ENC_INTSET ? is_bytes(p) : lp_bytes(p);
+}
+
+/* jemalloc's size class for n bytes (x86-64 defaults: 8, 16, then 4
+ * classes per power of two, spaced at least 16).  Also used with other
+ * allocators (sanitizer builds): there it only rounds requests up. */
+static inline size_t size_class(size_t n)
+{
+    if (n <= 16)
+        return n <= 8 ? 8 : 16;
+    size_t g = (size_t)1 << (63 - __builtin_clzll((unsigned long long)(n - 1)));
+    size_t sp = g / 4 < 16 ? 16 : g / 4;
+    return (n + sp - 1) & ~(sp - 1);
+}
+
+/* Value room of the pointer form of an entry with hdr + klen = base. */
+static inline size_t ptr_room(size_t base)
+{
+    return ((base + 7) & ~(size_t)7) + sizeof(void *) - base;
+}
+
+/* Value bytes an entry with hdr+klen = base needs to hold a structure of n
+ * bytes inline, keeping room for the aligned pointer form. */
+static inline size_t inline_vlen(size_t base, size_t n)
+{
+    size_t room = ptr_room(base);
+    return n > room ? n : room;
+}
+
+/* Is n bytes inline no bigger than the pointer form? */
+static inline int inline_pays(size_t base, size_t n)
+{
+    return n <= SET_INLINE_MAX &&
+           size_class(base + inline_vlen(base, n)) <= size_class(base + ptr_room(base)) + size_class(n);
+}
+
+/* An inline entry holding a copy of the n-byte structure p. */
+static struct entry *s_inline_new(const char *key, size_t klen, long long expire, const void *p, size_t n, uint8_t enc)
+{
+    size_t base = sizeof(struct entry) + (expire >= 0 ? 8 : 0) + klen;
+    struct entry *e = entry_new(OBJ_SET, key, klen, inline_vlen(base, n), expire);
+    e->enc = enc;
+    e->flags |= E_INLINE;
+    memcpy(entry_val(e), p, n);
+    return e;
+}
+
+/* Make e an ordinary pointer entry.  Returns 0 if it was one already, else
+ * its size (sattach's `was`: room it may reuse). */
+static size_t sdetach(struct entry *e)
+{
+    if (!(e->flags & E_INLINE))
+        return 0;
+    size_t was = entry_size(e);
+    const unsigned char *in = (const unsigned char *)entry_val(e);
+    void *p = hk_memdup(in, s_raw_bytes(in, e->enc));
+    e->flags &= (uint8_t)~E_INLINE;
+    entry_set_ptr(e, p, e->enc);
+    return was;
+}
+
+/* The set's structure o (read from e) is being replaced: free it unless it
+ * is e's inline bytes (then the entry just stops being inline; the caller
+ * sets the new pointer with entry_set_ptr right after).  Returns what
+ * sdetach would. */
+static size_t s_release(struct entry *e, const struct sobj *o)
+{
+    if (e->flags & E_INLINE) {
+        size_t was = entry_size(e);
+        e->flags &= (uint8_t)~E_INLINE;
+        return was;
+    }
+    s_free_raw(o->p, o->enc);
+    return 0;
+}
+
+/* A new entry for key holding structure p (taken over): inline when that
+ * pays (p is freed), else the pointer form. */
+static struct entry *s_entry_new(const char *key, size_t klen, void *p, uint8_t enc)
+{
+    if (enc != ENC_HT) {
+        size_t n = s_raw_bytes(p, enc);
+        if (inline_pays(sizeof(struct entry) + klen, n)) {
+            struct entry *e = s_inline_new(key, klen, -1, p, n, enc);
+            s_free_raw(p, enc);
+            return e;
+        }
+    }
+    return entry_new_obj(OBJ_SET, enc, key, klen, p, -1);
+}
+
+/* End of a write to the set at argv[i] (table index idx from its lookup,
+ * or -1 when other keys were added or removed since): a small structure
+ * goes back inline.  was: sdetach's result when the command started (0: a
+ * pointer entry, sized for that).  e may be replaced: not to be used
+ * after. */
+static void sattach(struct client *c, int i, long idx, struct entry *e, size_t was)
+{
+    if (e->enc == ENC_HT || (e->flags & E_INLINE))
+        return;
+    void *p = entry_ptr(e);
+    size_t n = s_raw_bytes(p, e->enc), base = entry_hdr(e) + e->klen;
+    struct entry *ne;
+    if (n <= SET_INLINE_MAX) {
+        /* In place when it fits without wasting much of the room (the
+         * allocator is asked only when the known room is too small and
+         * not a whole size class already). */
+        size_t need = base + inline_vlen(base, n), room = was;
+        if (was && need > was && size_class(was) > was)
+            room = hk_usable(e);
+        if (need <= room && room - need < 16 + need / 8) {
+            memcpy(entry_val(e), p, n);
+            e->vlen = (uint32_t)(room - base);
+            e->flags |= E_INLINE;
+            s_free_raw(p, e->enc);
+            return;
+        }
+        if (inline_pays(base, n)) {
+            ne = s_inline_new(entry_key(e), e->klen, entry_expire(e), p, n, e->enc);
+            goto replace;
+        }
+    }
+    if (was <= size_class(base + ptr_room(base)))
+        return;
+    /* Stays a pointer, in an entry still sized for the inline value it
+     * held: a fresh one takes over p (e lets go of it). */
+    ne = entry_new_obj(OBJ_SET, e->enc, entry_key(e), e->klen, p, entry_expire(e));
+    entry_set_ptr(e, NULL, e->enc);
+replace:
+    ne->lru = e->lru;
+    /* Both free e (and p with it when inline now). */
+    if (idx >= 0)
+        db_replace(c->db, kslot(c, i), idx, ne);
+    else
+        db_set(c->db, kslot(c, i), ne);
+}
+
 /* ------------------------------------------------------------- helpers --- */
 /* The set at argv[i], NULL if absent; *wrong when it is another type (the
  * caller replies WRONGTYPE). flags: LK_* (LK_NOSTATS for write lookups, as
@@ -531,6 +692,14 @@ void set_visit(struct entry *e, obj_visit_fn fn, void *arg)
 static struct entry *lookup_set(struct client *c, int i, int flags, int *wrong)
 {
     struct entry *e = db_get(c->db, kslot(c, i), c->argv[i], c->argvlen[i], flags);
+    *wrong = e && e->type != OBJ_SET;
+    return e;
+}
+
+/* Same for a write, with the table index for sattach. */
+static struct entry *lookup_set_w(struct client *c, int i, int *wrong, long *idx)
+{
+    struct entry *e = db_get_idx(c->db, kslot(c, i), c->argv[i], c->argvlen[i], LK_NOSTATS, idx);
     *wrong = e && e->type != OBJ_SET;
     return e;
 }
@@ -545,8 +714,7 @@ static size_t store_set(struct client *c, int i, struct sobj *o)
         db_del(c->db, kslot(c, i), c->argv[i], c->argvlen[i]);
         return 0;
     }
-    struct entry *e = entry_new_obj(OBJ_SET, o->enc, c->argv[i], c->argvlen[i], o->p, -1);
-    db_set(c->db, kslot(c, i), e);
+    db_set(c->db, kslot(c, i), s_entry_new(c->argv[i], c->argvlen[i], o->p, o->enc));
     return n;
 }
 
@@ -559,7 +727,9 @@ static void del_key(struct client *c, int i)
 void sadd_command(struct client *c)
 {
     int wrong;
-    struct entry *e = lookup_set(c, 1, LK_NOSTATS, &wrong);
+    size_t was = 0;
+    long idx = -1;
+    struct entry *e = lookup_set_w(c, 1, &wrong, &idx);
     struct sobj o;
     size_t hint = (size_t)c->argc - 2;
     long long added = 0;
@@ -569,6 +739,7 @@ void sadd_command(struct client *c)
         return;
     }
     if (e) {
+        was = sdetach(e);
         o = sobj_of(e);
         s_maybe_convert(&o, hint);
     } else {
@@ -576,17 +747,20 @@ void sadd_command(struct client *c)
     }
     for (int j = 2; j < c->argc; j++)
         added += s_add(&o, c->argv[j], c->argvlen[j]);
-    if (e)
+    if (e) {
         entry_set_ptr(e, o.p, o.enc);
-    else
-        db_add(c->db, kslot(c, 1), entry_new_obj(OBJ_SET, o.enc, c->argv[1], c->argvlen[1], o.p, -1));
+        sattach(c, 1, idx, e, was);
+    } else {
+        db_add(c->db, kslot(c, 1), s_entry_new(c->argv[1], c->argvlen[1], o.p, o.enc));
+    }
     reply_int(&c->out, added);
 }
 
 void srem_command(struct client *c)
 {
     int wrong;
-    struct entry *e = lookup_set(c, 1, LK_NOSTATS, &wrong);
+    long idx = -1;
+    struct entry *e = lookup_set_w(c, 1, &wrong, &idx);
     long long deleted = 0;
 
     if (wrong) {
@@ -597,6 +771,7 @@ void srem_command(struct client *c)
         reply_int(&c->out, 0);
         return;
     }
+    size_t was = sdetach(e);
     struct sobj o = sobj_of(e);
     for (int j = 2; j < c->argc; j++) {
         if (s_remove(&o, c->argv[j], c->argvlen[j])) {
@@ -608,6 +783,8 @@ void srem_command(struct client *c)
     entry_set_ptr(e, o.p, o.enc);
     if (s_size(&o) == 0)
         del_key(c, 1);
+    else
+        sattach(c, 1, idx, e, was);
     reply_int(&c->out, deleted);
 }
 
@@ -632,22 +809,29 @@ void smove_command(struct client *c)
         reply_int(&c->out, s_ismember(&so, m, mlen));
         return;
     }
-    if (!s_remove(&so, m, mlen)) {
+    if (!s_ismember(&so, m, mlen)) {
         reply_int(&c->out, 0);
         return;
     }
+    size_t was = sdetach(src);
+    so = sobj_of(src);
+    s_remove(&so, m, mlen);
     entry_set_ptr(src, so.p, so.enc);
     if (s_size(&so) == 0)
         del_key(c, 1);
+    else
+        sattach(c, 1, -1, src, was);
     struct sobj d;
     if (dst) {
+        was = sdetach(dst);
         d = sobj_of(dst);
         s_add(&d, m, mlen);
         entry_set_ptr(dst, d.p, d.enc);
+        sattach(c, 2, -1, dst, was);
     } else {
         s_create(&d, m, mlen, 1);
         s_add(&d, m, mlen);
-        db_add(c->db, kslot(c, 2), entry_new_obj(OBJ_SET, d.enc, c->argv[2], c->argvlen[2], d.p, -1));
+        db_add(c->db, kslot(c, 2), s_entry_new(c->argv[2], c->argvlen[2], d.p, d.enc));
     }
     reply_int(&c->out, 1);
 }
@@ -730,7 +914,7 @@ void smembers_command(struct client *c)
 /* ---------------------------------------------------------------- SPOP --- */
 /* Remove `count` (< size) members chosen uniformly at random from the set
  * of entry e and reply them as a set. */
-static void spop_some(struct client *c, struct entry *e, size_t count)
+static void spop_some(struct client *c, struct entry *e, long idx, size_t count)
 {
     struct sobj o = sobj_of(e);
     size_t size = s_size(&o), remaining = size - count;
@@ -754,8 +938,9 @@ static void spop_some(struct client *c, struct entry *e, size_t count)
                 nl = v.s ? lp_append(nl, (const char *)v.s, v.len) : lp_append_int(nl, v.ll);
             }
         }
-        lp_free(lp);
+        size_t was = s_release(e, &o);
         entry_set_ptr(e, nl, ENC_LISTPACK);
+        sattach(c, 1, idx, e, was);
         return;
     }
     if (o.enc == ENC_INTSET) {
@@ -770,8 +955,9 @@ static void spop_some(struct client *c, struct entry *e, size_t count)
                 ni = is_add(ni, v, NULL);
             }
         }
-        is_free(is);
+        size_t was = s_release(e, &o);
         entry_set_ptr(e, ni, ENC_INTSET);
+        sattach(c, 1, idx, e, was);
         return;
     }
     struct dict *d = o.p;
@@ -800,11 +986,13 @@ static void spop_some(struct client *c, struct entry *e, size_t count)
         reply_bulk(&c->out, ((struct smember *)l)->s, ((struct smember *)l)->len);
     entry_set_ptr(e, ns.p, ns.enc);
     obj_free_value(OBJ_SET, ENC_HT, d);
+    sattach(c, 1, idx, e, 0);
 }
 
 void spop_command(struct client *c)
 {
     int wrong;
+    long idx = -1;
     struct entry *e;
 
     if (c->argc > 3) {
@@ -817,7 +1005,7 @@ void spop_command(struct client *c)
             reply_error(&c->out, "ERR value is out of range, must be positive");
             return;
         }
-        e = lookup_set(c, 1, LK_NOSTATS, &wrong);
+        e = lookup_set_w(c, 1, &wrong, &idx);
         if (!e) {
             reply_set(&c->out, 0);
             return;
@@ -837,10 +1025,10 @@ void spop_command(struct client *c)
             del_key(c, 1);
             return;
         }
-        spop_some(c, e, (size_t)count);
+        spop_some(c, e, idx, (size_t)count);
         return;
     }
-    e = lookup_set(c, 1, LK_NOSTATS, &wrong);
+    e = lookup_set_w(c, 1, &wrong, &idx);
     if (!e) {
         reply_null(&c->out);
         return;
@@ -849,6 +1037,7 @@ void spop_command(struct client *c)
         reply_error(&c->out, ERR_WRONGTYPE);
         return;
     }
+    size_t was = sdetach(e);
     struct sobj o = sobj_of(e);
     if (o.enc == ENC_LISTPACK) {
         struct lp_val v;
@@ -872,6 +1061,8 @@ void spop_command(struct client *c)
     entry_set_ptr(e, o.p, o.enc);
     if (s_size(&o) == 0)
         del_key(c, 1);
+    else
+        sattach(c, 1, idx, e, was);
 }
 
 /* --------------------------------------------------------- SRANDMEMBER --- */

@@ -405,6 +405,145 @@ static size_t zset_ops_effort(const void *p, uint8_t enc)
 
 const struct type_ops zset_type_ops = {zset_ops_free, zset_ops_dup, zset_ops_mem, zset_ops_len, zset_ops_effort};
 
+/* ================================================ inline values ===
+ * A small listpack sorted set lives inside its entry (E_INLINE, entry.h)
+ * instead of behind a pointer: one allocation less per key.  Reads go
+ * through entry_ptr() as before.  The listpack code reallocates, so a
+ * write first moves an inline listpack out (zdetach: the entry becomes an
+ * ordinary pointer entry in place; its value room always holds the aligned
+ * pointer), and the command puts it back at the end (zattach): in place
+ * when the entry's allocation fits, else in a new entry swapped in with
+ * db_replace/db_set.  New keys are made inline directly (z_entry_new).
+ *
+ * A value is kept inline only when that takes no more memory than the
+ * pointer form (entry + listpack, each rounded to the allocator's size
+ * class).  An inline entry's vlen may exceed the listpack (whose header
+ * gives its length): a write that reuses the allocation in place claims
+ * all of it (hk_usable), so entry_size() is the room the next write may
+ * reuse without asking the allocator.  entry_size() never exceeds the
+ * allocation (entry_dup, RENAME and TTL changes allocate exactly that). */
+#define ZSET_INLINE_MAX 256
+
+/* jemalloc's size class for n bytes (x86-64 defaults: 8, 16, then 4
+ * classes per power of two, spaced at least 16). */
+static inline size_t size_class(size_t n)
+{
+    if (n <= 16)
+        return n <= 8 ? 8 : 16;
+    size_t g = (size_t)1 << (63 - __builtin_clzll((unsigned long long)(n - 1)));
+    size_t sp = g / 4 < 16 ? 16 : g / 4;
+    return (n + sp - 1) & ~(sp - 1);
+}
+
+/* Value room of the pointer form of an entry with hdr + klen = base. */
+static inline size_t ptr_room(size_t base)
+{
+    return ((base + 7) & ~(size_t)7) + sizeof(void *) - base;
+}
+
+/* Value bytes of an entry holding n bytes inline (room for the pointer
+ * form kept). */
+static inline size_t inline_vlen(size_t base, size_t n)
+{
+    size_t room = ptr_room(base);
+    return n > room ? n : room;
+}
+
+/* Is n bytes inline no bigger than the pointer form? */
+static inline int inline_pays(size_t base, size_t n)
+{
+    return n <= ZSET_INLINE_MAX &&
+           size_class(base + inline_vlen(base, n)) <= size_class(base + ptr_room(base)) + size_class(n);
+}
+
+/* An inline entry holding a copy of the listpack lp (n bytes). */
+static struct entry *z_inline_new(const char *key, size_t klen, long long expire, const unsigned char *lp, size_t n)
+{
+    size_t base = sizeof(struct entry) + (expire >= 0 ? 8 : 0) + klen;
+    struct entry *e = entry_new(OBJ_ZSET, key, klen, inline_vlen(base, n), expire);
+    e->enc = ENC_LISTPACK;
+    e->flags |= E_INLINE;
+    memcpy(entry_val(e), lp, n);
+    return e;
+}
+
+/* What a write command notes about e before changing it (zattach's
+ * `was`): its size if inline (room it may reuse), else 0. */
+static inline size_t zwas(struct entry *e)
+{
+    return (e->flags & E_INLINE) ? entry_size(e) : 0;
+}
+
+static void zdetach(struct entry *e)
+{
+    if (!(e->flags & E_INLINE))
+        return;
+    const unsigned char *in = (const unsigned char *)entry_val(e);
+    unsigned char *lp = hk_memdup(in, lp_bytes(in));
+    e->flags &= (uint8_t)~E_INLINE;
+    entry_set_ptr(e, lp, ENC_LISTPACK);
+}
+
+/* A new entry for key holding structure p (taken over): inline when that
+ * pays (p is freed), else the pointer form. */
+static struct entry *z_entry_new(const char *key, size_t klen, void *p, uint8_t enc)
+{
+    if (enc == ENC_LISTPACK) {
+        size_t n = lp_bytes(p);
+        if (inline_pays(sizeof(struct entry) + klen, n)) {
+            struct entry *e = z_inline_new(key, klen, -1, p, n);
+            lp_free(p);
+            return e;
+        }
+    }
+    return entry_new_obj(OBJ_ZSET, enc, key, klen, p, -1);
+}
+
+/* End of a write to e, the zset at argv[i] (table index idx from its
+ * lookup, or -1 when other keys were added or removed since), still
+ * holding members: a small listpack goes back inline.  was: zwas(e) when
+ * the command started.  e may be replaced: not to be used after. */
+static void zattach(struct client *c, int i, long idx, struct entry *e, size_t was)
+{
+    if (e->enc != ENC_LISTPACK || (e->flags & E_INLINE))
+        return;
+    unsigned char *lp = entry_ptr(e);
+    size_t n = lp_bytes(lp), base = entry_hdr(e) + e->klen;
+    struct entry *ne;
+    if (n <= ZSET_INLINE_MAX) {
+        /* In place when it fits without wasting much of the room (the
+         * allocator is asked only when the known room is too small and
+         * not a whole size class already). */
+        size_t need = base + inline_vlen(base, n), room = was;
+        if (was && need > was && size_class(was) > was)
+            room = hk_usable(e);
+        if (need <= room && room - need < 16 + need / 8) {
+            memcpy(entry_val(e), lp, n);
+            e->vlen = (uint32_t)(room - base);
+            e->flags |= E_INLINE;
+            lp_free(lp);
+            return;
+        }
+        if (inline_pays(base, n)) {
+            ne = z_inline_new(entry_key(e), e->klen, entry_expire(e), lp, n);
+            goto replace;
+        }
+    }
+    if (was <= size_class(base + ptr_room(base)))
+        return;
+    /* Stays a pointer, in an entry still sized for the inline value it
+     * held: a fresh one takes over lp (e lets go of it). */
+    ne = entry_new_obj(OBJ_ZSET, ENC_LISTPACK, entry_key(e), e->klen, lp, entry_expire(e));
+    entry_set_ptr(e, NULL, ENC_LISTPACK);
+replace:
+    ne->lru = e->lru;
+    /* Both free e (and lp with it when inline now). */
+    if (idx >= 0)
+        db_replace(c->db, kslot(c, i), idx, ne);
+    else
+        db_set(c->db, kslot(c, i), ne);
+}
+
 /* ================================================== entry helpers === */
 
 size_t zset_length(struct entry *e)
@@ -427,7 +566,10 @@ static void zset_to_skiplist(struct entry *e, size_t hint)
         zs_add(zs, lp_score(lp, sp), m, ml);
         p = lp_next(lp, sp);
     }
-    lp_free(lp);
+    if (e->flags & E_INLINE)
+        e->flags &= (uint8_t)~E_INLINE;
+    else
+        lp_free(lp);
     entry_set_ptr(e, zs, ENC_SKIPLIST);
 }
 
@@ -468,7 +610,8 @@ int zset_del(struct entry *e, const char *m, size_t mlen)
         size_t p = zl_find(lp, m, mlen, &sp);
         if (p == LP_NONE)
             return 0;
-        lp = lp_delete(lp, p, 2, NULL);
+        zdetach(e);
+        lp = lp_delete(entry_ptr(e), p, 2, NULL);
         entry_set_ptr(e, lp, ENC_LISTPACK);
         return 1;
     }
@@ -502,7 +645,8 @@ int zset_add(struct entry *e, double score, const char *m, size_t mlen, int flag
             }
             *newscore = score;
             if (score != cur) {
-                lp = lp_delete(lp, p, 2, NULL);
+                zdetach(e);
+                lp = lp_delete(entry_ptr(e), p, 2, NULL);
                 lp = zl_insert(lp, m, mlen, score);
                 entry_set_ptr(e, lp, ENC_LISTPACK);
                 *out = ZO_UPDATED;
@@ -518,7 +662,8 @@ int zset_add(struct entry *e, double score, const char *m, size_t mlen, int flag
             lp_bytes(lp) + mlen + SCORE_BUF > LP_SAFETY_SIZE) {
             zset_to_skiplist(e, n + 1);
         } else {
-            lp = zl_insert(lp, m, mlen, score);
+            zdetach(e);
+            lp = zl_insert(entry_ptr(e), m, mlen, score);
             entry_set_ptr(e, lp, ENC_LISTPACK);
             *newscore = score;
             *out = ZO_ADDED;
@@ -694,9 +839,10 @@ static struct entry *zget_read(struct client *c, int i, int *bad)
     return e;
 }
 
-static struct entry *zget_write(struct client *c, int i, int *bad)
+/* A write lookup; *idx gets the table index (for zattach). */
+static struct entry *zget_write(struct client *c, int i, int *bad, long *idx)
 {
-    struct entry *e = db_get(c->db, kslot(c, i), c->argv[i], c->argvlen[i], LK_NOSTATS);
+    struct entry *e = db_get_idx(c->db, kslot(c, i), c->argv[i], c->argvlen[i], LK_NOSTATS, idx);
     *bad = 0;
     if (e && e->type != OBJ_ZSET) {
         reply_error(&c->out, ERR_WRONGTYPE);
@@ -982,6 +1128,27 @@ static void zo_end_deferred(struct zout *o)
 
 /* ======================================================== ZADD etc === */
 
+/* Add the new zset entry e (pointer form, not in the keyspace yet) as
+ * argv[1]: inline when small, dropped if it got no member. */
+static void zadd_new_key(struct client *c, struct entry *e)
+{
+    if (zset_length(e) == 0) {
+        entry_free(e);
+        return;
+    }
+    if (e->enc == ENC_LISTPACK) {
+        unsigned char *lp = entry_ptr(e);
+        size_t n = lp_bytes(lp);
+        if (inline_pays(entry_hdr(e) + e->klen, n)) {
+            struct entry *ne = z_inline_new(c->argv[1], c->argvlen[1], -1, lp, n);
+            lp_free(lp);
+            hk_free(e); /* the shell: its listpack is copied and freed */
+            e = ne;
+        }
+    }
+    db_add(c->db, kslot(c, 1), e);
+}
+
 static void zadd_generic(struct client *c, int flags)
 {
     int si = 2, ch = 0;
@@ -1031,11 +1198,15 @@ static void zadd_generic(struct client *c, int flags)
         if (c->argvlen[si + 2 * j + 1] > maxlen)
             maxlen = c->argvlen[si + 2 * j + 1];
     }
-    int bad, added = 0, updated = 0, processed = 0;
+    int bad, added = 0, updated = 0, processed = 0, created = 0;
+    size_t was = 0;
     double score = 0;
-    struct entry *e = zget_write(c, 1, &bad);
+    long idx = -1;
+    struct entry *e = zget_write(c, 1, &bad, &idx);
     if (bad)
         goto out;
+    if (e)
+        was = zwas(e);
     if (!e) {
         if (flags & ZA_XX) {
             if (incr)
@@ -1046,8 +1217,9 @@ static void zadd_generic(struct client *c, int flags)
         }
         uint8_t enc;
         void *p = zset_new_value((size_t)nel, maxlen, &enc);
+        /* Filled first, added to the keyspace at the end (inline if small). */
         e = entry_new_obj(OBJ_ZSET, enc, c->argv[1], c->argvlen[1], p, -1);
-        db_add(c->db, kslot(c, 1), e);
+        created = 1;
     } else if (e->enc == ENC_LISTPACK &&
                ((size_t)nel > (size_t)zset_max_listpack_entries || maxlen > (size_t)zset_max_listpack_value)) {
         zset_to_skiplist(e, (size_t)nel);
@@ -1077,6 +1249,10 @@ static void zadd_generic(struct client *c, int flags)
         reply_int(&c->out, ch ? added + updated : added);
     }
 signal:
+    if (created)
+        zadd_new_key(c, e);
+    else
+        zattach(c, 1, idx, e, was);
     if (added)
         zsignal(c, 1);
 out:
@@ -1097,20 +1273,25 @@ void zincrby_command(struct client *c)
 void zrem_command(struct client *c)
 {
     int bad, deleted = 0;
-    struct entry *e = zget_write(c, 1, &bad);
+    long idx = -1;
+    struct entry *e = zget_write(c, 1, &bad, &idx);
     if (bad)
         return;
     if (!e) {
         reply_int(&c->out, 0);
         return;
     }
+    size_t was = zwas(e);
     for (int j = 2; j < c->argc; j++) {
         deleted += zset_del(e, c->argv[j], c->argvlen[j]);
         if (zset_length(e) == 0) {
             zdel_key(c, 1);
+            e = NULL;
             break;
         }
     }
+    if (e)
+        zattach(c, 1, idx, e, was);
     reply_int(&c->out, deleted);
 }
 
@@ -1262,7 +1443,7 @@ static void zstore_build(struct client *c, struct zbuild *b, int reversed)
     }
     uint8_t enc;
     void *p = zb_finish(b, reversed, &enc);
-    db_set(c->db, kslot(c, 1), entry_new_obj(OBJ_ZSET, enc, c->argv[1], c->argvlen[1], p, -1));
+    db_set(c->db, kslot(c, 1), z_entry_new(c->argv[1], c->argvlen[1], p, enc));
     zsignal(c, 1);
     reply_int(&c->out, (long long)b->n);
 }
@@ -1433,13 +1614,15 @@ static void zremrange_generic(struct client *c, int type)
     } else if (parse_lex(c, 2, 3, &lex) < 0) {
         return;
     }
-    struct entry *e = zget_write(c, 1, &bad);
+    long idx = -1;
+    struct entry *e = zget_write(c, 1, &bad, &idx);
     if (bad)
         return;
     if (!e) {
         reply_int(&c->out, 0);
         return;
     }
+    size_t was = zwas(e);
     long llen = (long)zset_length(e), deleted = 0;
     if (type == ZR_RANK) {
         if (start < 0)
@@ -1456,6 +1639,7 @@ static void zremrange_generic(struct client *c, int type)
             end = llen - 1;
         deleted = end - start + 1;
         if (e->enc == ENC_LISTPACK) {
+            zdetach(e);
             unsigned char *lp = entry_ptr(e);
             lp = lp_delete(lp, lp_seek(lp, 2 * (long long)start), 2 * (size_t)deleted, NULL);
             entry_set_ptr(e, lp, ENC_LISTPACK);
@@ -1478,6 +1662,7 @@ static void zremrange_generic(struct client *c, int type)
             if (type == ZR_SCORE ? !zc_in_score(&w, &range, 0) : !zc_in_lex(&w, &lex, 0))
                 break;
         if (deleted) {
+            zdetach(e); /* same bytes: z.p stays valid */
             unsigned char *lp = lp_delete(entry_ptr(e), z.p, 2 * (size_t)deleted, NULL);
             entry_set_ptr(e, lp, ENC_LISTPACK);
         }
@@ -1485,6 +1670,8 @@ static void zremrange_generic(struct client *c, int type)
 done:
     if (deleted && zset_length(e) == 0)
         zdel_key(c, 1);
+    else if (deleted)
+        zattach(c, 1, idx, e, was);
     reply_int(&c->out, deleted);
 }
 
@@ -1515,7 +1702,7 @@ enum {
 };
 
 /* Pop up to count elements of the non-empty set at argv[ki] and reply. */
-static void zpop_reply(struct client *c, int ki, struct entry *e, int where, long count, int shape)
+static void zpop_reply(struct client *c, int ki, struct entry *e, long idx, int where, long count, int shape)
 {
     long llen = (long)zset_length(e);
     long n = count > llen ? llen : count;
@@ -1542,18 +1729,21 @@ static void zpop_reply(struct client *c, int ki, struct entry *e, int where, lon
         zc_reply_member(r, &z);
         reply_score(r, zc_score(&z));
     }
-    if (e->enc == ENC_LISTPACK) {
+    if (n == llen) {
+        zdel_key(c, ki); /* frees the whole value */
+    } else if (e->enc == ENC_LISTPACK) {
+        size_t was = zwas(e);
+        zdetach(e);
         unsigned char *lp = entry_ptr(e);
         size_t p = where == ZP_MAX ? lp_seek(lp, -2 * (long long)n) : lp_first(lp);
         lp = lp_delete(lp, p, 2 * (size_t)n, NULL);
         entry_set_ptr(e, lp, ENC_LISTPACK);
+        zattach(c, ki, idx, e, was);
     } else if (where == ZP_MAX) {
         zs_del_ranks(entry_ptr(e), (unsigned long)(llen - n + 1), (unsigned long)llen);
     } else {
         zs_del_ranks(entry_ptr(e), 1, (unsigned long)n);
     }
-    if (n == llen)
-        zdel_key(c, ki);
 }
 
 static void zpop_minmax(struct client *c, int where)
@@ -1572,14 +1762,15 @@ static void zpop_minmax(struct client *c, int where)
         }
         count = (long)v;
     }
-    struct entry *e = zget_write(c, 1, &bad);
+    long idx = -1;
+    struct entry *e = zget_write(c, 1, &bad, &idx);
     if (bad)
         return;
     if (!e || count == 0) {
         reply_array(&c->out, 0);
         return;
     }
-    zpop_reply(c, 1, e, where, count == -1 ? 1 : count, c->out.resp == 3 && count != -1 ? ZP_NESTED : ZP_FLAT);
+    zpop_reply(c, 1, e, idx, where, count == -1 ? 1 : count, c->out.resp == 3 && count != -1 ? ZP_NESTED : ZP_FLAT);
 }
 
 void zpopmin_command(struct client *c)
@@ -1593,12 +1784,13 @@ void zpopmax_command(struct client *c)
 }
 
 /* The first non-empty zset among keys kidx[0..n-1]: its argv index, 0 if
- * none, -1 on WRONGTYPE (replied). */
-static int zpop_pick(struct client *c, int first, int n, struct entry **out)
+ * none, -1 on WRONGTYPE (replied).  *idx: its table index (it is the last
+ * key looked up, so nothing moved it since). */
+static int zpop_pick(struct client *c, int first, int n, struct entry **out, long *idx)
 {
     for (int k = 0; k < n; k++) {
         int bad;
-        struct entry *e = zget_write(c, first + k, &bad);
+        struct entry *e = zget_write(c, first + k, &bad, idx);
         if (bad)
             return -1;
         if (e && zset_length(e)) {
@@ -1616,11 +1808,12 @@ static void bzpop_generic(struct client *c, int where)
     if (parse_block_timeout(c, c->argc - 1, &deadline) < 0)
         return;
     int nk = c->argc - 2;
-    int ki = zpop_pick(c, 1, nk, &e);
+    long idx = -1;
+    int ki = zpop_pick(c, 1, nk, &e, &idx);
     if (ki < 0)
         return;
     if (ki > 0) {
-        zpop_reply(c, ki, e, where, 1, ZP_KEY_FLAT);
+        zpop_reply(c, ki, e, idx, where, 1, ZP_KEY_FLAT);
         return;
     }
     int kbuf[32], *kidx = nk <= 32 ? kbuf : hk_malloc(sizeof(int) * (size_t)nk);
@@ -1682,11 +1875,12 @@ static void zmpop_generic(struct client *c, int ni, int block)
     if (block && parse_block_timeout(c, 1, &deadline) < 0)
         return;
     struct entry *e = NULL;
-    int ki = zpop_pick(c, ni + 1, (int)numkeys, &e);
+    long idx = -1;
+    int ki = zpop_pick(c, ni + 1, (int)numkeys, &e, &idx);
     if (ki < 0)
         return;
     if (ki > 0) {
-        zpop_reply(c, ki, e, where, (long)count, ZP_KEY_NESTED);
+        zpop_reply(c, ki, e, idx, where, (long)count, ZP_KEY_NESTED);
         return;
     }
     if (!block) {
@@ -2290,7 +2484,7 @@ static void zsetop_generic(struct client *c, int dst, int ni, int op, int card_o
                 p = lp;
                 enc = ENC_LISTPACK;
             }
-            db_set(c->db, kslot(c, dst), entry_new_obj(OBJ_ZSET, enc, c->argv[dst], c->argvlen[dst], p, -1));
+            db_set(c->db, kslot(c, dst), z_entry_new(c->argv[dst], c->argvlen[dst], p, enc));
             zsignal(c, dst);
             reply_int(&c->out, (long long)n);
         }

@@ -1004,3 +1004,263 @@ def test_flushall_and_del_big_sets(r):
     assert r.unlink("big2") == 1
     r.flushall()
     assert r.dbsize() == 0
+
+
+# ------------------------------------------- small sets kept in the key
+# HotKV stores a small intset/listpack inside the key's own allocation and
+# moves it out and back on writes; these check every transition keeps the
+# contents, the TTL and the encoding Redis reports.
+
+def test_inline_int_set_grows_to_hashtable_and_shrinks(r):
+    model = set()
+    for i in range(600):           # past set-max-intset-entries (512)
+        assert r.sadd("s", i * 1000003) == 1
+        model.add(str(i * 1000003))
+        if i % 37 == 0 or i in (510, 511, 512, 513):
+            assert r.scard("s") == len(model)
+            assert r.sismember("s", str(i * 1000003))
+    assert r.smembers("s") == model
+    assert enc(r, "s") == "hashtable"
+    for i in range(595):
+        assert r.srem("s", i * 1000003) == 1
+        model.discard(str(i * 1000003))
+    assert r.smembers("s") == model
+    assert enc(r, "s") == "hashtable"  # never converted back
+    # A fresh small one, widened from 16- to 64-bit members one at a time.
+    for v in (1, -2, 70000, -80000, 2 ** 40, -(2 ** 62), 3):
+        r.sadd("w", v)
+    assert r.smembers("w") == {"1", "-2", "70000", "-80000", str(2 ** 40), str(-(2 ** 62)), "3"}
+    assert enc(r, "w") == "intset"
+
+
+def test_inline_string_set_grows_past_listpack_and_shrinks(r):
+    model = set()
+    for i in range(200):           # past set-max-listpack-entries (128)
+        m = "member-%d-%s" % (i, "x" * (i % 50))
+        assert r.sadd("s", m) == 1
+        model.add(m)
+        if i % 9 == 0:
+            assert r.scard("s") == len(model)
+            assert r.sismember("s", m)
+    assert r.smembers("s") == model
+    assert enc(r, "s") == "hashtable"
+    # Big members: a small listpack that no longer fits the key, then does.
+    model = set()
+    for i in range(12):
+        m = ("%02d" % i) * 30      # 60 bytes: listpack, but a big one
+        r.sadd("b", m)
+        model.add(m)
+        assert r.smembers("b") == model
+    assert enc(r, "b") == small_enc(r)
+    for m in sorted(model):
+        r.srem("b", m)
+        model.discard(m)
+        assert r.smembers("b") == model
+    assert r.exists("b") == 0
+
+
+def test_inline_intset_converts_on_string_member(r):
+    r.sadd("s", *range(10))
+    assert enc(r, "s") == "intset"
+    r.sadd("s", "abc")
+    assert enc(r, "s") == small_enc(r)
+    assert r.smembers("s") == {str(i) for i in range(10)} | {"abc"}
+    r.sadd("s", "y" * 100)         # longer than set-max-listpack-value
+    assert enc(r, "s") == "hashtable"
+    assert r.scard("s") == 12
+
+
+@pytest.mark.parametrize("members", [[1, 2, 3, 4], ["a", "bb", "ccc", "12"]])
+def test_inline_set_keeps_ttl_through_writes(r, members):
+    r.sadd("s", *members)
+    r.pexpire("s", 100000)
+    for i in range(40):            # grows: the key is moved to bigger allocations
+        r.sadd("s", "%s%d" % ("" if isinstance(members[0], int) else "m", 1000 + i))
+        assert 0 < r.pttl("s") <= 100000
+    for i in range(38):
+        r.srem("s", "%s%d" % ("" if isinstance(members[0], int) else "m", 1000 + i))
+    assert 0 < r.pttl("s") <= 100000
+    assert r.scard("s") == len(members) + 2
+    r.persist("s")
+    r.sadd("s", "z")
+    assert r.ttl("s") == -1
+    r.pexpire("s", 5)
+    import time
+    time.sleep(0.03)
+    assert r.exists("s") == 0
+    assert r.sadd("s", "fresh") == 1
+    assert r.smembers("s") == {"fresh"}
+
+
+def test_inline_set_copy_rename_move(r):
+    r.sadd("i", 1, 2, 3)
+    r.sadd("l", "a", "b", "c")
+    r.expire("l", 1000)
+    assert r.copy("i", "i2") == 1
+    assert r.copy("l", "l2") == 1
+    r.sadd("i2", 4)
+    r.srem("l2", "a")
+    assert r.smembers("i") == {"1", "2", "3"}
+    assert r.smembers("i2") == {"1", "2", "3", "4"}
+    assert r.smembers("l") == {"a", "b", "c"}
+    assert r.smembers("l2") == {"b", "c"}
+    assert enc(r, "i2") == "intset"
+    r.rename("l", "l3")
+    assert r.exists("l") == 0
+    assert 0 < r.ttl("l3") <= 1000
+    r.sadd("l3", "d")
+    assert r.smembers("l3") == {"a", "b", "c", "d"}
+    assert r.move("i2", 1) is True
+    r.select(1)
+    try:
+        r.sadd("i2", 5)
+        assert r.smembers("i2") == {"1", "2", "3", "4", "5"}
+        assert r.copy("i2", "i", destination_db=0) is False   # exists there
+        r.flushdb()
+    finally:
+        r.select(0)
+    assert r.exists("i2") == 0
+    assert r.copy("i", "l3", replace=True) == 1                # over an inline key
+    assert r.smembers("l3") == {"1", "2", "3"}
+    assert r.ttl("l3") == -1
+
+
+@pytest.mark.parametrize("members", [list(range(8)), ["m%d" % i for i in range(8)]])
+def test_spop_empties_inline_set(r, members):
+    r.sadd("s", *members)
+    got = set()
+    while r.exists("s"):
+        got.add(r.spop("s"))
+    assert got == {str(m) for m in members}
+    r.sadd("s", *members)
+    assert set(r.spop("s", 3)) | set(r.smembers("s")) == {str(m) for m in members}
+    assert r.scard("s") == 5
+    assert len(r.spop("s", 5)) == 5
+    assert r.exists("s") == 0
+    r.sadd("s", *members)
+    assert len(r.spop("s", 100)) == 8
+    assert r.exists("s") == 0
+
+
+def test_spop_count_turns_hashtable_back_small(r):
+    r.sadd("s", *["m%d" % i for i in range(300)])
+    r.expire("s", 1000)
+    left = set(r.smembers("s")) - set(r.spop("s", 295))
+    assert r.smembers("s") == left and len(left) == 5
+    assert enc(r, "s") == small_enc(r)
+    assert 0 < r.ttl("s") <= 1000
+    r.sadd("s", "extra")
+    assert r.smembers("s") == left | {"extra"}
+
+
+def test_smove_between_inline_sets(r):
+    r.sadd("a", 1, 2)
+    r.sadd("b", "x")
+    assert r.smove("a", "b", 1) is True
+    assert r.smove("a", "b", 9) is False
+    assert r.smove("a", "c", 2) is True          # a emptied, c created
+    assert r.exists("a") == 0
+    assert r.smembers("b") == {"1", "x"}
+    assert r.smembers("c") == {"2"}
+    assert enc(r, "c") == "intset"
+    assert r.smove("b", "c", "x") is True
+    assert r.smembers("c") == {"2", "x"}
+    assert r.smembers("b") == {"1"}
+
+
+def test_store_into_inline_sources(r):
+    r.sadd("a", 1, 2, 3, 4)
+    r.sadd("b", 3, 4, 5)
+    r.sadd("c", "x", "3")
+    assert r.sunionstore("a", "a", "b") == 5
+    assert r.smembers("a") == {"1", "2", "3", "4", "5"}
+    assert enc(r, "a") == "intset"
+    assert r.sinterstore("b", "a", "b", "c") == 1
+    assert r.smembers("b") == {"3"}
+    assert r.sdiffstore("c", "c", "a") == 1
+    assert r.smembers("c") == {"x"}
+    assert r.sdiffstore("c", "c", "c") == 0
+    assert r.exists("c") == 0
+    assert r.sunionstore("big", *["a"] * 3, "b") == 5
+    r.sadd("h", *["m%d" % i for i in range(300)])
+    assert r.sinterstore("a", "h", "h") == 300     # inline destination replaced by a big set
+    assert enc(r, "a") == "hashtable"
+    assert r.sdiffstore("a", "a", "h") == 0
+    assert r.exists("a") == 0
+
+
+def test_memory_usage_of_small_sets(r):
+    r.sadd("i", *range(10))
+    r.sadd("l", *["m%07d" % i for i in range(10)])
+    r.sadd("bigi", *range(400))
+    small_i, small_l = r.memory_usage("i"), r.memory_usage("l")
+    assert 0 < small_i < r.memory_usage("bigi")
+    assert 0 < small_l < 1000
+    r.sadd("i", 10)
+    assert r.memory_usage("i") >= small_i - 16
+
+
+def test_inline_sets_random_ops_match_model(r):
+    import random
+    rnd = random.Random(11)
+    keys = ["k%d" % i for i in range(4)]
+    model = {}
+
+    def member():
+        kind = rnd.randrange(4)
+        if kind == 0:
+            return str(rnd.randrange(-50, 50))
+        if kind == 1:
+            return str(rnd.randrange(-2 ** 40, 2 ** 40))
+        if kind == 2:
+            return "s%d" % rnd.randrange(30)
+        return "L" * rnd.randrange(20, 70) + str(rnd.randrange(5))
+
+    def get(k):
+        return set(model.get(k, set()))
+
+    def put(k, v):
+        if v:
+            model[k] = v
+        else:
+            model.pop(k, None)
+
+    for step in range(2500):
+        k, k2 = rnd.choice(keys), rnd.choice(keys)
+        op = rnd.randrange(12)
+        cur = get(k)
+        if op <= 3:
+            ms = {member() for _ in range(rnd.randrange(1, 4))}
+            assert r.sadd(k, *ms) == len(ms - cur)
+            put(k, cur | ms)
+        elif op <= 5:
+            ms = {member() for _ in range(rnd.randrange(1, 3))} | set(rnd.sample(sorted(cur), min(2, len(cur))))
+            assert r.srem(k, *ms) == len(ms & cur)
+            put(k, cur - ms)
+        elif op == 6:
+            got = set(r.spop(k, rnd.randrange(1, 4)))
+            assert got <= cur
+            put(k, cur - got)
+        elif op == 7 and cur:
+            m = rnd.choice(sorted(cur))
+            assert r.smove(k, k2, m) is True
+            put(k, cur - {m})
+            put(k2, get(k2) | {m})
+        elif op == 8:
+            assert r.sunionstore(k, k, k2) == len(cur | get(k2))
+            put(k, cur | get(k2))
+        elif op == 9:
+            assert r.sinterstore(k2, k, k2) == len(cur & get(k2))
+            put(k2, cur & get(k2))
+        elif op == 10 and cur and k != k2:
+            assert r.copy(k, k2, replace=True) == 1
+            put(k2, cur)
+        elif op == 11 and cur and k != k2:
+            assert r.rename(k, k2)
+            put(k2, cur)
+            put(k, set())
+        if step % 25 == 0:
+            for kk in keys:
+                assert r.smembers(kk) == get(kk), (step, kk)
+    for kk in keys:
+        assert r.smembers(kk) == model.get(kk, set())

@@ -1062,3 +1062,272 @@ def test_random_ops_match_model(resp):
                 assert enc(resp, "z") == encoding.encode()
         finally:
             resp.call("CONFIG", "SET", "zset-max-listpack-entries", "128")
+
+
+# ------------------------------------------- small zsets kept in the key
+# HotKV stores a small listpack inside the key's own allocation and moves
+# it out and back on writes; these check every transition keeps members,
+# scores, the TTL and the encoding Redis reports.
+
+def zall(c, key):
+    got = c.call("ZRANGE", key, 0, -1, "WITHSCORES")
+    return [(got[i].decode(), float(got[i + 1])) for i in range(0, len(got), 2)]
+
+
+def zsorted(model):
+    return sorted(model.items(), key=lambda kv: (kv[1], kv[0].encode()))
+
+
+def test_inline_zset_grows_to_skiplist(resp):
+    model = {}
+    for i in range(140):           # past zset-max-listpack-entries (128)
+        m = "member-%d-%s" % (i, "x" * (i % 40))
+        assert resp.call("ZADD", "z", i % 17, m) == 1
+        model[m] = float(i % 17)
+        if i % 11 == 0:
+            assert zall(resp, "z") == zsorted(model)
+    assert zall(resp, "z") == zsorted(model)
+    assert enc(resp, "z") == b"skiplist"
+    for m in list(model)[:135]:
+        assert resp.call("ZREM", "z", m) == 1
+        del model[m]
+    assert zall(resp, "z") == zsorted(model)
+    assert enc(resp, "z") == b"skiplist"
+    resp.call("ZADD", "v", 1, "a", 2, "b")
+    resp.call("ZADD", "v", 3, "c" * 65)   # longer than zset-max-listpack-value
+    assert enc(resp, "v") == b"skiplist"
+    assert resp.call("ZCARD", "v") == 3
+
+
+def test_inline_zset_big_members_grow_and_shrink(resp):
+    model = {}
+    for i in range(12):
+        m = ("%02d" % i) * 30      # 60 bytes: listpack, too big to stay in the key
+        resp.call("ZADD", "z", 12 - i, m)
+        model[m] = float(12 - i)
+        assert zall(resp, "z") == zsorted(model)
+    assert enc(resp, "z") == b"listpack"
+    for m in sorted(model):
+        assert resp.call("ZREM", "z", m) == 1
+        del model[m]
+        assert zall(resp, "z") == zsorted(model)
+    assert resp.call("EXISTS", "z") == 0
+
+
+def test_inline_zset_updates(resp):
+    resp.call("ZADD", "z", 1, "a", 2, "b", 3, "c")
+    assert resp.call("ZADD", "z", "NX", 10, "a") == 0
+    assert resp.call("ZADD", "z", "XX", "CH", 10, "a") == 1
+    assert resp.call("ZADD", "z", "GT", "CH", 5, "a") == 0
+    assert resp.call("ZADD", "z", "LT", "CH", 0, "b") == 1
+    assert float(resp.call("ZINCRBY", "z", 2.5, "c")) == 5.5
+    assert resp.call("ZADD", "z", 3, "c") == 0
+    assert zall(resp, "z") == [("b", 0.0), ("c", 3.0), ("a", 10.0)]
+    assert resp.call("ZADD", "z", "INCR", "+inf", "b") == b"inf"
+    assert resp.call("ZADD", "z", "INCR", "-inf", "b") == NAN_SCORE
+    assert zall(resp, "z") == [("c", 3.0), ("a", 10.0), ("b", float("inf"))]
+    assert resp.call("ZADD", "new", "XX", 1, "a") == 0
+    assert resp.call("EXISTS", "new") == 0
+    assert resp.call("ZADD", "new", "GT", 1, "a") == 1
+    assert zall(resp, "new") == [("a", 1.0)]
+
+
+def test_inline_zset_keeps_ttl_through_writes(resp):
+    resp.call("ZADD", "z", 1, "a", 2, "b")
+    resp.call("PEXPIRE", "z", 100000)
+    for i in range(40):
+        resp.call("ZADD", "z", i, "m%d" % i)
+        assert 0 < resp.call("PTTL", "z") <= 100000
+    for i in range(38):
+        resp.call("ZREM", "z", "m%d" % i)
+    resp.call("ZPOPMAX", "z")
+    assert 0 < resp.call("PTTL", "z") <= 100000
+    assert resp.call("ZCARD", "z") == 3
+    resp.call("PERSIST", "z")
+    resp.call("ZADD", "z", 9, "q")
+    assert resp.call("TTL", "z") == -1
+    resp.call("PEXPIRE", "z", 5)
+    time.sleep(0.03)
+    assert resp.call("EXISTS", "z") == 0
+    assert resp.call("ZADD", "z", 1, "fresh") == 1
+    assert zall(resp, "z") == [("fresh", 1.0)]
+
+
+def test_inline_zset_copy_rename_move(resp):
+    resp.call("ZADD", "z", 1, "a", 2, "b", 3, "c")
+    resp.call("EXPIRE", "z", 1000)
+    assert resp.call("COPY", "z", "z2") == 1
+    resp.call("ZADD", "z2", 4, "d")
+    resp.call("ZREM", "z", "a")
+    assert zall(resp, "z") == [("b", 2.0), ("c", 3.0)]
+    assert zall(resp, "z2") == [("a", 1.0), ("b", 2.0), ("c", 3.0), ("d", 4.0)]
+    assert resp.call("RENAME", "z", "z3") == "OK"
+    assert 0 < resp.call("TTL", "z3") <= 1000
+    resp.call("ZINCRBY", "z3", 10, "b")
+    assert zall(resp, "z3") == [("c", 3.0), ("b", 12.0)]
+    assert resp.call("MOVE", "z2", 1) == 1
+    resp.call("SELECT", 1)
+    try:
+        resp.call("ZADD", "z2", 5, "e")
+        assert resp.call("ZCARD", "z2") == 5
+        resp.call("FLUSHDB")
+    finally:
+        resp.call("SELECT", 0)
+    assert resp.call("COPY", "z3", "s", "REPLACE") == 1
+    assert zall(resp, "s") == [("c", 3.0), ("b", 12.0)]
+    assert resp.call("TTL", "s") > 0
+
+
+def test_inline_zset_pops_empty_the_key(resp):
+    resp.call("ZADD", "z", 1, "a", 2, "b", 3, "c", 4, "d")
+    assert resp.call("ZPOPMIN", "z") == b("a", 1)
+    assert resp.call("ZPOPMAX", "z") == b("d", 4)
+    assert resp.call("ZPOPMIN", "z", 5) == b("b", 2, "c", 3)
+    assert resp.call("EXISTS", "z") == 0
+    resp.call("ZADD", "z", 1, "a", 2, "b", 3, "c")
+    assert resp.call("ZMPOP", 1, "z", "MAX", "COUNT", 2) == [b"z", [b("c", 3), b("b", 2)]]
+    assert resp.call("BZPOPMIN", "z", 0) == b("z", "a", 1)
+    assert resp.call("EXISTS", "z") == 0
+    resp.call("ZADD", "z", 1, "a", 2, "b", 3, "c")
+    assert resp.call("ZPOPMAX", "z", 3) == b("c", 3, "b", 2, "a", 1)
+    assert resp.call("EXISTS", "z") == 0
+
+
+def test_inline_zset_served_to_blocked_client(server, resp):
+    waiter = Resp(server.port)
+    try:
+        waiter.send("BZPOPMIN", "z", 5)
+        time.sleep(0.1)
+        resp.call("ZADD", "z", 2, "b", 1, "a")
+        assert waiter.read() == b("z", "a", 1)
+        assert zall(resp, "z") == [("b", 2.0)]
+    finally:
+        waiter.close()
+
+
+def test_inline_zset_remrange(resp):
+    pairs = []
+    for i in range(10):
+        pairs += [i, "m%d" % i]
+    resp.call("ZADD", "z", *pairs)
+    assert resp.call("ZREMRANGEBYRANK", "z", 0, 1) == 2
+    assert resp.call("ZREMRANGEBYSCORE", "z", 8, "+inf") == 2
+    assert [m for m, _ in zall(resp, "z")] == ["m%d" % i for i in range(2, 8)]
+    assert resp.call("ZREMRANGEBYSCORE", "z", 100, 200) == 0
+    assert resp.call("ZREMRANGEBYRANK", "z", 0, -1) == 6
+    assert resp.call("EXISTS", "z") == 0
+    resp.call("ZADD", "l", 0, "a", 0, "b", 0, "c")
+    assert resp.call("ZREMRANGEBYLEX", "l", "[a", "[b") == 2
+    assert resp.call("ZREMRANGEBYLEX", "l", "-", "+") == 1
+    assert resp.call("EXISTS", "l") == 0
+
+
+def test_inline_zset_store_destinations(resp):
+    resp.call("ZADD", "a", 1, "x", 2, "y")
+    resp.call("ZADD", "b", 10, "y", 20, "z")
+    assert resp.call("ZUNIONSTORE", "a", 2, "a", "b") == 3
+    assert zall(resp, "a") == [("x", 1.0), ("y", 12.0), ("z", 20.0)]
+    assert resp.call("ZINTERSTORE", "b", 2, "a", "b", "AGGREGATE", "MAX") == 2
+    assert zall(resp, "b") == [("y", 12.0), ("z", 20.0)]
+    assert resp.call("ZDIFFSTORE", "a", 2, "a", "b") == 1
+    assert zall(resp, "a") == [("x", 1.0)]
+    assert resp.call("ZRANGESTORE", "b", "b", 0, 0) == 1
+    assert zall(resp, "b") == [("y", 12.0)]
+    assert resp.call("ZRANGESTORE", "b", "b", 5, 6) == 0
+    assert resp.call("EXISTS", "b") == 0
+    resp.call("SADD", "s", "p", "q")
+    assert resp.call("ZUNIONSTORE", "a", 2, "a", "s", "WEIGHTS", 1, 2) == 3
+    assert zall(resp, "a") == [("x", 1.0), ("p", 2.0), ("q", 2.0)]
+    big = []
+    for i in range(200):
+        big += [i, "m%d" % i]
+    resp.call("ZADD", "big", *big)
+    assert resp.call("ZUNIONSTORE", "a", 1, "big") == 200
+    assert enc(resp, "a") == b"skiplist"
+    assert resp.call("ZRANGESTORE", "a", "big", 0, 2) == 3
+    assert enc(resp, "a") == b"listpack"
+    assert zall(resp, "a") == [("m0", 0.0), ("m1", 1.0), ("m2", 2.0)]
+
+
+def test_memory_usage_of_small_zsets(resp):
+    args = []
+    for i in range(10):
+        args += [i + 1, "z%07d" % i]
+    resp.call("ZADD", "z", *args)
+    big = []
+    for i in range(300):
+        big += [i, "m%d" % i]
+    resp.call("ZADD", "big", *big)
+    small = resp.call("MEMORY", "USAGE", "z")
+    assert 0 < small < 1000
+    assert small < resp.call("MEMORY", "USAGE", "big")
+
+
+def test_inline_zsets_random_ops_match_model(resp):
+    import random
+    rnd = random.Random(13)
+    keys = ["k%d" % i for i in range(3)]
+    model = {}
+
+    def get(k):
+        return dict(model.get(k, {}))
+
+    def put(k, v):
+        if v:
+            model[k] = v
+        else:
+            model.pop(k, None)
+
+    def member():
+        if rnd.randrange(5) == 0:
+            return "L" * rnd.randrange(20, 64) + str(rnd.randrange(4))
+        return "m%d" % rnd.randrange(40)
+
+    for step in range(2000):
+        k, k2 = rnd.choice(keys), rnd.choice(keys)
+        op = rnd.randrange(10)
+        cur = get(k)
+        if op <= 3:
+            m, s = member(), float(rnd.randrange(-20, 20))
+            assert resp.call("ZADD", k, s, m) == (0 if m in cur else 1)
+            cur[m] = s
+            put(k, cur)
+        elif op == 4:
+            ms = {member()} | set(rnd.sample(sorted(cur), min(2, len(cur))))
+            assert resp.call("ZREM", k, *ms) == len(ms & set(cur))
+            put(k, {m: v for m, v in cur.items() if m not in ms})
+        elif op == 5:
+            n = rnd.randrange(1, 4)
+            got = resp.call("ZPOPMIN" if rnd.randrange(2) else "ZPOPMAX", k, n)
+            for i in range(0, len(got), 2):
+                m = got[i].decode()
+                assert cur.pop(m) == float(got[i + 1])
+            put(k, cur)
+        elif op == 6:
+            m, d = member(), rnd.randrange(-3, 4)
+            assert float(resp.call("ZINCRBY", k, d, m)) == cur.get(m, 0.0) + d
+            cur[m] = cur.get(m, 0.0) + d
+            put(k, cur)
+        elif op == 7:
+            want = dict(cur)
+            for m, v in get(k2).items():
+                want[m] = want.get(m, 0.0) + v
+            assert resp.call("ZUNIONSTORE", k, 2, k, k2) == len(want)
+            put(k, want)
+        elif op == 8:
+            lo = rnd.randrange(-20, 20)
+            want = {m: v for m, v in cur.items() if not lo <= v <= lo + 5}
+            assert resp.call("ZREMRANGEBYSCORE", k, lo, lo + 5) == len(cur) - len(want)
+            put(k, want)
+        elif op == 9 and cur and k != k2:
+            if rnd.randrange(2):
+                assert resp.call("COPY", k, k2, "REPLACE") == 1
+            else:
+                assert resp.call("RENAME", k, k2) == "OK"
+                put(k, {})
+            put(k2, cur)
+        if step % 20 == 0:
+            for kk in keys:
+                assert zall(resp, kk) == zsorted(get(kk)), (step, kk)
+    for kk in keys:
+        assert zall(resp, kk) == zsorted(get(kk))
