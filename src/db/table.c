@@ -32,9 +32,7 @@ struct table *table_new(uint32_t cap)
         cap = (uint32_t)((usable - sizeof(*t)) / per);
     t->cap = cap;
     t->used = t->tombs = t->expires = 0;
-    t->slots = (struct entry **)(t + 1);
-    t->tags = (uint8_t *)(t->slots + cap);
-    memset(t->tags, 0, cap);
+    memset(table_tags(t), 0, cap);
     return t;
 }
 
@@ -55,7 +53,7 @@ long table_find(const struct table *t, const char *key, size_t klen, uint64_t h)
     uint32_t i = home(t, h);
     uint8_t tag = tag_of(h);
     for (;;) {
-        uint8_t g = t->tags[i];
+        uint8_t g = table_tags(t)[i];
         if (g == tag) {
             struct entry *e = t->slots[i];
             if (e->klen == klen && memcmp(entry_key(e), key, klen) == 0)
@@ -71,13 +69,13 @@ long table_find(const struct table *t, const char *key, size_t klen, uint64_t h)
 static uint32_t place(struct table *t, struct entry *e, uint64_t h)
 {
     uint32_t i = home(t, h);
-    while (t->tags[i] & 0x80) {
+    while (table_tags(t)[i] & 0x80) {
         if (++i == t->cap)
             i = 0;
     }
-    if (t->tags[i] == TAG_TOMB)
+    if (table_tags(t)[i] == TAG_TOMB)
         t->tombs--;
-    t->tags[i] = tag_of(h);
+    table_tags(t)[i] = tag_of(h);
     t->slots[i] = e;
     return i;
 }
@@ -121,19 +119,19 @@ void table_remove(struct table **tp, long idx)
     uint32_t i = (uint32_t)idx;
     uint32_t next = i + 1 == t->cap ? 0 : i + 1;
     t->used--;
-    if (t->tags[next] == TAG_EMPTY) {
+    if (table_tags(t)[next] == TAG_EMPTY) {
         /* End of a probe run: this slot and the tombstones before it can
          * become empty again. */
-        t->tags[i] = TAG_EMPTY;
+        table_tags(t)[i] = TAG_EMPTY;
         for (;;) {
             i = i == 0 ? t->cap - 1 : i - 1;
-            if (t->tags[i] != TAG_TOMB)
+            if (table_tags(t)[i] != TAG_TOMB)
                 break;
-            t->tags[i] = TAG_EMPTY;
+            table_tags(t)[i] = TAG_EMPTY;
             t->tombs--;
         }
     } else {
-        t->tags[i] = TAG_TOMB;
+        table_tags(t)[i] = TAG_TOMB;
         t->tombs++;
     }
     if (t->cap > 16 && (uint64_t)t->used * 100 < (uint64_t)t->cap * 20)

@@ -23,8 +23,7 @@ struct table {
     uint32_t used;     /* live entries */
     uint32_t tombs;    /* deleted slots not yet reused */
     uint32_t expires;  /* live entries with a TTL */
-    uint8_t *tags;     /* 0 empty, 1 tombstone, 0x80|7 hash bits: full */
-    struct entry **slots;
+    struct entry *slots[]; /* cap pointers, then cap tag bytes (table_tags) */
 };
 
 #define TAG_EMPTY 0
@@ -46,9 +45,17 @@ void table_remove(struct table **tp, long i);
 /* Bytes of index memory. */
 size_t table_bytes(const struct table *t);
 
+/* Tags: 0 empty, 1 tombstone, 0x80|7 hash bits: full.  They follow the
+ * pointer array in the same allocation (no pointers in the header: a
+ * 16-byte header matters when 100k keys spread over 16k slot tables). */
+static inline uint8_t *table_tags(const struct table *t)
+{
+    return (uint8_t *)(t->slots + t->cap);
+}
+
 static inline int table_full(const struct table *t, uint32_t i)
 {
-    return t->tags[i] & 0x80;
+    return table_tags(t)[i] & 0x80;
 }
 
 #include "../base/util.h"

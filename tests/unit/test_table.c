@@ -75,9 +75,9 @@ static int table_consistent(const struct table *t)
     for (uint32_t i = 0; i < t->cap; i++) {
         if (table_full(t, i))
             full++;
-        else if (t->tags[i] == TAG_TOMB)
+        else if (table_tags(t)[i] == TAG_TOMB)
             tombs++;
-        else if (t->tags[i] == TAG_EMPTY)
+        else if (table_tags(t)[i] == TAG_EMPTY)
             empty++;
     }
     return full == t->used && tombs == t->tombs && full + tombs + empty == t->cap && empty > 0;
@@ -192,7 +192,7 @@ TEST(test_table_tombstone_reuse)
         uint32_t tombs = t->tombs;
         CHECK(remove_key(&t, i));
         CHECK_EQ(t->tombs, tombs + 1);
-        CHECK_EQ(t->tags[idx], TAG_TOMB);
+        CHECK_EQ(table_tags(t)[idx], TAG_TOMB);
         CHECK(find_key(t, i) < 0);
         insert_key(&t, i);
         CHECK_EQ(t->tombs, tombs);
@@ -206,17 +206,17 @@ TEST(test_table_tombstone_reuse)
         long idx = find_key(t, i);
         uint32_t prev = idx == 0 ? t->cap - 1 : (uint32_t)idx - 1;
         uint32_t next = (uint32_t)idx + 1 == t->cap ? 0 : (uint32_t)idx + 1;
-        if (t->tags[next] != TAG_EMPTY || !table_full(t, prev))
+        if (table_tags(t)[next] != TAG_EMPTY || !table_full(t, prev))
             continue;
         /* Make prev a tombstone, then remove idx. */
         struct entry *pe = t->slots[prev];
         uint32_t tombs = t->tombs;
         table_remove(&t, (long)prev);
         CHECK_EQ(t->tombs, tombs + 1);
-        CHECK_EQ(t->tags[prev], TAG_TOMB);
+        CHECK_EQ(table_tags(t)[prev], TAG_TOMB);
         CHECK(remove_key(&t, i));
-        CHECK_EQ(t->tags[idx], TAG_EMPTY);
-        CHECK_EQ(t->tags[prev], TAG_EMPTY);
+        CHECK_EQ(table_tags(t)[idx], TAG_EMPTY);
+        CHECK_EQ(table_tags(t)[prev], TAG_EMPTY);
         CHECK_EQ(t->tombs, tombs);
         entry_free(pe);
         break;
