@@ -42,6 +42,7 @@
 #include "../ds/dict.h"
 #include "../ds/listpack.h"
 #include "commands.h"
+#include "t_common.h"
 
 /* The largest absolute field expiry accepted (ms), as Redis 7.4. */
 #define HFE_MAX_MS ((1LL << 46) - 1)
@@ -748,10 +749,8 @@ static void hdetach(struct entry *e)
 {
     if (!(e->flags & E_INLINE))
         return;
-    const unsigned char *in = (const unsigned char *)entry_val(e);
-    unsigned char *lp = hk_memdup(in, lp_bytes(in));
-    e->flags &= (uint8_t)~E_INLINE;
-    entry_set_ptr(e, lp, e->enc); /* hattach_at left room for the pointer */
+    /* hattach_at left room for the pointer */
+    obj_inline_detach(e, lp_bytes((const unsigned char *)entry_val(e)));
 }
 
 static void hattach_at(int db, unsigned slot, struct entry *e)
@@ -760,12 +759,10 @@ static void hattach_at(int db, unsigned slot, struct entry *e)
         return;
     unsigned char *lp = entry_ptr(e);
     size_t n = lp_bytes(lp), base = entry_hdr(e) + e->klen;
-    /* The inline value keeps room for the (aligned) pointer form. */
-    size_t vlen = entry_ptr_off(e) + sizeof(void *) - base, u = hk_usable(e);
     if (n > HASH_INLINE_MAX)
         return;
-    if (vlen < n)
-        vlen = n;
+    /* The inline value keeps room for the (aligned) pointer form. */
+    size_t vlen = obj_inline_vlen(base, n), u = hk_usable(e);
     if (base + vlen <= u && (db < 0 || u - (base + vlen) < 16 + (base + vlen) / 8)) {
         memcpy(entry_val(e), lp, n);
         e->vlen = (uint32_t)vlen;
@@ -775,11 +772,9 @@ static void hattach_at(int db, unsigned slot, struct entry *e)
     }
     if (db < 0)
         return;
-    struct entry *ne = entry_new(OBJ_HASH, entry_key(e), e->klen, vlen, entry_expire(e));
-    ne->enc = e->enc;
+    struct entry *ne = obj_inline_new(OBJ_HASH, e->enc, entry_key(e), e->klen, entry_expire(e), lp, n);
     ne->lru = e->lru;
-    ne->flags |= (uint8_t)((e->flags & E_HFE) | E_INLINE);
-    memcpy(entry_val(ne), lp, n);
+    ne->flags |= (uint8_t)(e->flags & E_HFE);
     db_set(db, slot, ne); /* frees e, and lp with it */
 }
 #else
@@ -1598,35 +1593,11 @@ void hscan_command(struct client *c)
     if (bad)
         return;
     if (!e) {
-        reply_array(&c->out, 2);
-        reply_bulk(&c->out, "0", 1);
-        reply_array(&c->out, 0);
+        reply_scan_empty(c);
         return;
     }
-    for (int i = 3; i < c->argc;) {
-        int more = c->argc - i;
-        if (arg_is(c, i, "count") && more >= 2) {
-            if (arg_ll(c, i + 1, &count) < 0)
-                return;
-            if (count < 1) {
-                reply_error(&c->out, ERR_SYNTAX);
-                return;
-            }
-            i += 2;
-        } else if (arg_is(c, i, "match") && more >= 2) {
-            pat = c->argv[i + 1];
-            plen = c->argvlen[i + 1];
-            if (plen == 1 && pat[0] == '*')
-                pat = NULL;
-            i += 2;
-        } else if (arg_is(c, i, "novalues")) {
-            novalues = 1;
-            i++;
-        } else {
-            reply_error(&c->out, ERR_SYNTAX);
-            return;
-        }
-    }
+    if (scan_opts(c, &count, &pat, &plen, &novalues) < 0)
+        return;
     long long now = db_now_ms();
     if (e->enc != ENC_HT) {
         /* A listpack is small: all of it at once, cursor 0. */

@@ -28,6 +28,7 @@
 #include "../ds/listpack.h"
 #include "../ds/quicklist.h"
 #include "commands.h"
+#include "t_common.h"
 
 int list_compress_depth = 0;
 
@@ -317,19 +318,10 @@ static void reply_elems(struct client *c, struct entry *e, long long from, size_
 /* Reply the range [start, end] (Redis's index rules), forwards or reversed. */
 static void reply_range(struct client *c, struct entry *e, long long start, long long end, int reverse)
 {
-    long long len = (long long)list_length(e);
-    if (start < 0)
-        start += len;
-    if (end < 0)
-        end += len;
-    if (start < 0)
-        start = 0;
-    if (start > end || start >= len) {
+    if (!index_range(&start, &end, (long long)list_length(e))) {
         reply_array(&c->out, 0);
         return;
     }
-    if (end >= len)
-        end = len - 1;
     reply_elems(c, e, reverse ? end : start, (size_t)(end - start + 1), !reverse);
 }
 
@@ -743,18 +735,10 @@ void ltrim_command(struct client *c)
         return;
     }
     len = (long long)list_length(e);
-    if (start < 0)
-        start += len;
-    if (end < 0)
-        end += len;
-    if (start < 0)
-        start = 0;
-    if (start > end || start >= len) {
+    if (!index_range(&start, &end, len)) {
         ltrim = len;
         rtrim = 0;
     } else {
-        if (end >= len)
-            end = len - 1;
         ltrim = start;
         rtrim = len - end - 1;
     }
@@ -930,33 +914,16 @@ void brpoplpush_command(struct client *c)
     blmove_generic(c, LTAIL, LHEAD, 3);
 }
 
-/* numkeys at argv[ni], keys after it, then LEFT|RIGHT [COUNT n].  Valid
+/* numkeys at argv[ni], keys after it, then LEFT|RIGHT [COUNT n]: keys
  * when 1 <= numkeys and the where argument exists. */
-static long long mpop_numkeys(struct client *c, int ni)
-{
-    long long n;
-    if (ni >= c->argc || !str_to_ll(c->argv[ni], c->argvlen[ni], &n) || n < 1 || n > c->argc - ni - 2)
-        return -1;
-    return n;
-}
-
-static int mpop_keys(struct client *c, int ni, int *idx, int max)
-{
-    long long n = mpop_numkeys(c, ni);
-    int k = 0;
-    for (long long i = 0; i < n && k < max; i++)
-        idx[k++] = ni + 1 + (int)i;
-    return k;
-}
-
 int lmpop_getkeys(struct client *c, int *idx, int max)
 {
-    return mpop_keys(c, 1, idx, max);
+    return getkeys_numkeys(c, idx, max, 1, 0, 1);
 }
 
 int blmpop_getkeys(struct client *c, int *idx, int max)
 {
-    return mpop_keys(c, 2, idx, max);
+    return getkeys_numkeys(c, idx, max, 2, 0, 1);
 }
 
 static void mpop_generic(struct client *c, int ni, int blocking)

@@ -30,6 +30,7 @@
 #include "../ds/intset.h"
 #include "../ds/listpack.h"
 #include "commands.h"
+#include "t_common.h"
 
 /* ---------------------------------------------------------- members --- */
 struct smember {
@@ -551,62 +552,13 @@ static inline size_t s_raw_bytes(const void *p, uint8_t enc)
     return enc == ENC_INTSET ? is_bytes(p) : lp_bytes(p);
 }
 
-/* jemalloc's size class for n bytes (x86-64 defaults: 8, 16, then 4
- * classes per power of two, spaced at least 16).  Also used with other
- * allocators (sanitizer builds): there it only rounds requests up. */
-static inline size_t size_class(size_t n)
-{
-    if (n <= 16)
-        return n <= 8 ? 8 : 16;
-    size_t g = (size_t)1 << (63 - __builtin_clzll((unsigned long long)(n - 1)));
-    size_t sp = g / 4 < 16 ? 16 : g / 4;
-    return (n + sp - 1) & ~(sp - 1);
-}
-
-/* Value room of the pointer form of an entry with hdr + klen = base. */
-static inline size_t ptr_room(size_t base)
-{
-    return ((base + 7) & ~(size_t)7) + sizeof(void *) - base;
-}
-
-/* Value bytes an entry with hdr+klen = base needs to hold a structure of n
- * bytes inline, keeping room for the aligned pointer form. */
-static inline size_t inline_vlen(size_t base, size_t n)
-{
-    size_t room = ptr_room(base);
-    return n > room ? n : room;
-}
-
-/* Is n bytes inline no bigger than the pointer form? */
-static inline int inline_pays(size_t base, size_t n)
-{
-    return n <= SET_INLINE_MAX &&
-           size_class(base + inline_vlen(base, n)) <= size_class(base + ptr_room(base)) + size_class(n);
-}
-
-/* An inline entry holding a copy of the n-byte structure p. */
-static struct entry *s_inline_new(const char *key, size_t klen, long long expire, const void *p, size_t n, uint8_t enc)
-{
-    size_t base = sizeof(struct entry) + (expire >= 0 ? 8 : 0) + klen;
-    struct entry *e = entry_new(OBJ_SET, key, klen, inline_vlen(base, n), expire);
-    e->enc = enc;
-    e->flags |= E_INLINE;
-    memcpy(entry_val(e), p, n);
-    return e;
-}
-
 /* Make e an ordinary pointer entry.  Returns 0 if it was one already, else
  * its size (sattach's `was`: room it may reuse). */
 static size_t sdetach(struct entry *e)
 {
     if (!(e->flags & E_INLINE))
         return 0;
-    size_t was = entry_size(e);
-    const unsigned char *in = (const unsigned char *)entry_val(e);
-    void *p = hk_memdup(in, s_raw_bytes(in, e->enc));
-    e->flags &= (uint8_t)~E_INLINE;
-    entry_set_ptr(e, p, e->enc);
-    return was;
+    return obj_inline_detach(e, s_raw_bytes(entry_val(e), e->enc));
 }
 
 /* The set's structure o (read from e) is being replaced: free it unless it
@@ -630,8 +582,8 @@ static struct entry *s_entry_new(const char *key, size_t klen, void *p, uint8_t 
 {
     if (enc != ENC_HT) {
         size_t n = s_raw_bytes(p, enc);
-        if (inline_pays(sizeof(struct entry) + klen, n)) {
-            struct entry *e = s_inline_new(key, klen, -1, p, n, enc);
+        if (obj_inline_pays(sizeof(struct entry) + klen, n, SET_INLINE_MAX)) {
+            struct entry *e = obj_inline_new(OBJ_SET, enc, key, klen, -1, p, n);
             s_free_raw(p, enc);
             return e;
         }
@@ -641,47 +593,20 @@ static struct entry *s_entry_new(const char *key, size_t klen, void *p, uint8_t 
 
 /* End of a write to the set at argv[i] (table index idx from its lookup,
  * or -1 when other keys were added or removed since): a small structure
- * goes back inline.  was: sdetach's result when the command started (0: a
- * pointer entry, sized for that).  e may be replaced: not to be used
- * after. */
+ * goes back inline (obj_inline_attach).  was: sdetach's result when the
+ * command started (0: a pointer entry, sized for that).  e may be
+ * replaced: not to be used after. */
 static void sattach(struct client *c, int i, long idx, struct entry *e, size_t was)
 {
     if (e->enc == ENC_HT || (e->flags & E_INLINE))
         return;
     void *p = entry_ptr(e);
-    size_t n = s_raw_bytes(p, e->enc), base = entry_hdr(e) + e->klen;
     struct entry *ne;
-    if (n <= SET_INLINE_MAX) {
-        /* In place when it fits without wasting much of the room (the
-         * allocator is asked only when the known room is too small and
-         * not a whole size class already). */
-        size_t need = base + inline_vlen(base, n), room = was;
-        if (was && need > was && size_class(was) > was)
-            room = hk_usable(e);
-        if (need <= room && room - need < 16 + need / 8) {
-            memcpy(entry_val(e), p, n);
-            e->vlen = (uint32_t)(room - base);
-            e->flags |= E_INLINE;
-            s_free_raw(p, e->enc);
-            return;
-        }
-        if (inline_pays(base, n)) {
-            ne = s_inline_new(entry_key(e), e->klen, entry_expire(e), p, n, e->enc);
-            goto replace;
-        }
-    }
-    if (was <= size_class(base + ptr_room(base)))
-        return;
-    /* Stays a pointer, in an entry still sized for the inline value it
-     * held: a fresh one takes over p (e lets go of it). */
-    ne = entry_new_obj(OBJ_SET, e->enc, entry_key(e), e->klen, p, entry_expire(e));
-    entry_set_ptr(e, NULL, e->enc);
-replace:
-    ne->lru = e->lru;
-    /* Both free e (and p with it when inline now). */
-    if (idx >= 0)
-        db_replace(c->db, kslot(c, i), idx, ne);
-    else
+    if (obj_inline_attach(e, s_raw_bytes(p, e->enc), SET_INLINE_MAX, was, &ne))
+        s_free_raw(p, e->enc);
+    else if (ne && idx >= 0)
+        db_replace(c->db, kslot(c, i), idx, ne); /* frees e (and p with it when ne is inline) */
+    else if (ne)
         db_set(c->db, kslot(c, i), ne);
 }
 
@@ -693,6 +618,16 @@ static struct entry *lookup_set(struct client *c, int i, int flags, int *wrong)
 {
     struct entry *e = db_get(c->db, kslot(c, i), c->argv[i], c->argvlen[i], flags);
     *wrong = e && e->type != OBJ_SET;
+    return e;
+}
+
+/* lookup_set for a read that replies WRONGTYPE itself: *bad is set then
+ * (the caller just returns). */
+static struct entry *sget_read(struct client *c, int i, int *bad)
+{
+    struct entry *e = lookup_set(c, i, 0, bad);
+    if (*bad)
+        reply_error(&c->out, ERR_WRONGTYPE);
     return e;
 }
 
@@ -838,12 +773,10 @@ void smove_command(struct client *c)
 
 void sismember_command(struct client *c)
 {
-    int wrong;
-    struct entry *e = lookup_set(c, 1, 0, &wrong);
-    if (wrong) {
-        reply_error(&c->out, ERR_WRONGTYPE);
+    int bad;
+    struct entry *e = sget_read(c, 1, &bad);
+    if (bad)
         return;
-    }
     if (!e) {
         reply_int(&c->out, 0);
         return;
@@ -854,12 +787,10 @@ void sismember_command(struct client *c)
 
 void smismember_command(struct client *c)
 {
-    int wrong;
-    struct entry *e = lookup_set(c, 1, 0, &wrong);
-    if (wrong) {
-        reply_error(&c->out, ERR_WRONGTYPE);
+    int bad;
+    struct entry *e = sget_read(c, 1, &bad);
+    if (bad)
         return;
-    }
     struct sobj o = {NULL, 0};
     if (e)
         o = sobj_of(e);
@@ -870,12 +801,10 @@ void smismember_command(struct client *c)
 
 void scard_command(struct client *c)
 {
-    int wrong;
-    struct entry *e = lookup_set(c, 1, 0, &wrong);
-    if (wrong) {
-        reply_error(&c->out, ERR_WRONGTYPE);
+    int bad;
+    struct entry *e = sget_read(c, 1, &bad);
+    if (bad)
         return;
-    }
     if (!e) {
         reply_int(&c->out, 0);
         return;
@@ -897,12 +826,10 @@ static void reply_whole_set(struct client *c, const struct sobj *o)
 
 void smembers_command(struct client *c)
 {
-    int wrong;
-    struct entry *e = lookup_set(c, 1, 0, &wrong);
-    if (wrong) {
-        reply_error(&c->out, ERR_WRONGTYPE);
+    int bad;
+    struct entry *e = sget_read(c, 1, &bad);
+    if (bad)
         return;
-    }
     if (!e) {
         reply_set(&c->out, 0);
         return;
@@ -1349,13 +1276,7 @@ static int sintercard_numkeys(struct client *c, long long *n)
 
 int sintercard_getkeys(struct client *c, int *idx, int max)
 {
-    long long n;
-    int k = 0;
-    if (c->argc < 3 || !sintercard_numkeys(c, &n) || n > c->argc - 2)
-        return 0;
-    for (int i = 0; i < n && k < max; i++)
-        idx[k++] = 2 + i;
-    return k;
+    return getkeys_numkeys(c, idx, max, 1, 0, 0);
 }
 
 void sintercard_command(struct client *c)
@@ -1539,39 +1460,15 @@ void sscan_command(struct client *c)
     }
     struct entry *e = lookup_set(c, 1, 0, &wrong);
     if (!e) {
-        reply_array(&c->out, 2);
-        reply_bulk(&c->out, "0", 1);
-        reply_array(&c->out, 0);
+        reply_scan_empty(c);
         return;
     }
     if (wrong) {
         reply_error(&c->out, ERR_WRONGTYPE);
         return;
     }
-    for (int i = 3; i < c->argc;) {
-        int left = c->argc - i;
-        if (arg_is(c, i, "count") && left >= 2) {
-            if (arg_ll(c, i + 1, &count) < 0)
-                return;
-            if (count < 1) {
-                reply_error(&c->out, ERR_SYNTAX);
-                return;
-            }
-            i += 2;
-        } else if (arg_is(c, i, "match") && left >= 2) {
-            pat = c->argv[i + 1];
-            plen = c->argvlen[i + 1];
-            if (plen == 1 && pat[0] == '*')
-                pat = NULL;
-            i += 2;
-        } else if (arg_is(c, i, "novalues")) {
-            reply_error(&c->out, "ERR NOVALUES option can only be used in HSCAN");
-            return;
-        } else {
-            reply_error(&c->out, ERR_SYNTAX);
-            return;
-        }
-    }
+    if (scan_opts(c, &count, &pat, &plen, NULL) < 0)
+        return;
 
     struct sobj o = sobj_of(e);
     if (o.enc != ENC_HT) {

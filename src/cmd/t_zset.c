@@ -31,6 +31,7 @@
 #include "../ds/listpack.h"
 #include "../ds/skiplist.h"
 #include "commands.h"
+#include "t_common.h"
 
 #define ERR_MINMAX_FLOAT "ERR min or max is not a float"
 #define ERR_MINMAX_LEX "ERR min or max not valid string range item"
@@ -424,49 +425,6 @@ const struct type_ops zset_type_ops = {zset_ops_free, zset_ops_dup, zset_ops_mem
  * allocation (entry_dup, RENAME and TTL changes allocate exactly that). */
 #define ZSET_INLINE_MAX 256
 
-/* jemalloc's size class for n bytes (x86-64 defaults: 8, 16, then 4
- * classes per power of two, spaced at least 16). */
-static inline size_t size_class(size_t n)
-{
-    if (n <= 16)
-        return n <= 8 ? 8 : 16;
-    size_t g = (size_t)1 << (63 - __builtin_clzll((unsigned long long)(n - 1)));
-    size_t sp = g / 4 < 16 ? 16 : g / 4;
-    return (n + sp - 1) & ~(sp - 1);
-}
-
-/* Value room of the pointer form of an entry with hdr + klen = base. */
-static inline size_t ptr_room(size_t base)
-{
-    return ((base + 7) & ~(size_t)7) + sizeof(void *) - base;
-}
-
-/* Value bytes of an entry holding n bytes inline (room for the pointer
- * form kept). */
-static inline size_t inline_vlen(size_t base, size_t n)
-{
-    size_t room = ptr_room(base);
-    return n > room ? n : room;
-}
-
-/* Is n bytes inline no bigger than the pointer form? */
-static inline int inline_pays(size_t base, size_t n)
-{
-    return n <= ZSET_INLINE_MAX &&
-           size_class(base + inline_vlen(base, n)) <= size_class(base + ptr_room(base)) + size_class(n);
-}
-
-/* An inline entry holding a copy of the listpack lp (n bytes). */
-static struct entry *z_inline_new(const char *key, size_t klen, long long expire, const unsigned char *lp, size_t n)
-{
-    size_t base = sizeof(struct entry) + (expire >= 0 ? 8 : 0) + klen;
-    struct entry *e = entry_new(OBJ_ZSET, key, klen, inline_vlen(base, n), expire);
-    e->enc = ENC_LISTPACK;
-    e->flags |= E_INLINE;
-    memcpy(entry_val(e), lp, n);
-    return e;
-}
-
 /* What a write command notes about e before changing it (zattach's
  * `was`): its size if inline (room it may reuse), else 0. */
 static inline size_t zwas(struct entry *e)
@@ -476,12 +434,8 @@ static inline size_t zwas(struct entry *e)
 
 static void zdetach(struct entry *e)
 {
-    if (!(e->flags & E_INLINE))
-        return;
-    const unsigned char *in = (const unsigned char *)entry_val(e);
-    unsigned char *lp = hk_memdup(in, lp_bytes(in));
-    e->flags &= (uint8_t)~E_INLINE;
-    entry_set_ptr(e, lp, ENC_LISTPACK);
+    if (e->flags & E_INLINE)
+        obj_inline_detach(e, lp_bytes((const unsigned char *)entry_val(e)));
 }
 
 /* A new entry for key holding structure p (taken over): inline when that
@@ -490,8 +444,8 @@ static struct entry *z_entry_new(const char *key, size_t klen, void *p, uint8_t 
 {
     if (enc == ENC_LISTPACK) {
         size_t n = lp_bytes(p);
-        if (inline_pays(sizeof(struct entry) + klen, n)) {
-            struct entry *e = z_inline_new(key, klen, -1, p, n);
+        if (obj_inline_pays(sizeof(struct entry) + klen, n, ZSET_INLINE_MAX)) {
+            struct entry *e = obj_inline_new(OBJ_ZSET, ENC_LISTPACK, key, klen, -1, p, n);
             lp_free(p);
             return e;
         }
@@ -501,46 +455,20 @@ static struct entry *z_entry_new(const char *key, size_t klen, void *p, uint8_t 
 
 /* End of a write to e, the zset at argv[i] (table index idx from its
  * lookup, or -1 when other keys were added or removed since), still
- * holding members: a small listpack goes back inline.  was: zwas(e) when
- * the command started.  e may be replaced: not to be used after. */
+ * holding members: a small listpack goes back inline (obj_inline_attach).
+ * was: zwas(e) when the command started.  e may be replaced: not to be
+ * used after. */
 static void zattach(struct client *c, int i, long idx, struct entry *e, size_t was)
 {
     if (e->enc != ENC_LISTPACK || (e->flags & E_INLINE))
         return;
     unsigned char *lp = entry_ptr(e);
-    size_t n = lp_bytes(lp), base = entry_hdr(e) + e->klen;
     struct entry *ne;
-    if (n <= ZSET_INLINE_MAX) {
-        /* In place when it fits without wasting much of the room (the
-         * allocator is asked only when the known room is too small and
-         * not a whole size class already). */
-        size_t need = base + inline_vlen(base, n), room = was;
-        if (was && need > was && size_class(was) > was)
-            room = hk_usable(e);
-        if (need <= room && room - need < 16 + need / 8) {
-            memcpy(entry_val(e), lp, n);
-            e->vlen = (uint32_t)(room - base);
-            e->flags |= E_INLINE;
-            lp_free(lp);
-            return;
-        }
-        if (inline_pays(base, n)) {
-            ne = z_inline_new(entry_key(e), e->klen, entry_expire(e), lp, n);
-            goto replace;
-        }
-    }
-    if (was <= size_class(base + ptr_room(base)))
-        return;
-    /* Stays a pointer, in an entry still sized for the inline value it
-     * held: a fresh one takes over lp (e lets go of it). */
-    ne = entry_new_obj(OBJ_ZSET, ENC_LISTPACK, entry_key(e), e->klen, lp, entry_expire(e));
-    entry_set_ptr(e, NULL, ENC_LISTPACK);
-replace:
-    ne->lru = e->lru;
-    /* Both free e (and lp with it when inline now). */
-    if (idx >= 0)
-        db_replace(c->db, kslot(c, i), idx, ne);
-    else
+    if (obj_inline_attach(e, lp_bytes(lp), ZSET_INLINE_MAX, was, &ne))
+        lp_free(lp);
+    else if (ne && idx >= 0)
+        db_replace(c->db, kslot(c, i), idx, ne); /* frees e (and lp with it when ne is inline) */
+    else if (ne)
         db_set(c->db, kslot(c, i), ne);
 }
 
@@ -1139,8 +1067,8 @@ static void zadd_new_key(struct client *c, struct entry *e)
     if (e->enc == ENC_LISTPACK) {
         unsigned char *lp = entry_ptr(e);
         size_t n = lp_bytes(lp);
-        if (inline_pays(entry_hdr(e) + e->klen, n)) {
-            struct entry *ne = z_inline_new(c->argv[1], c->argvlen[1], -1, lp, n);
+        if (obj_inline_pays(entry_hdr(e) + e->klen, n, ZSET_INLINE_MAX)) {
+            struct entry *ne = obj_inline_new(OBJ_ZSET, ENC_LISTPACK, c->argv[1], c->argvlen[1], -1, lp, n);
             lp_free(lp);
             hk_free(e); /* the shell: its listpack is copied and freed */
             e = ne;
@@ -1452,7 +1380,8 @@ static void zstore_build(struct client *c, struct zbuild *b, int reversed)
 static void zrange_generic(struct client *c, int ks, int store, int type, int dir)
 {
     int imin = ks + 1, imax = ks + 2, withscores = 0, bad;
-    long offset = 0, limit = -1, start = 0, end = 0;
+    long offset = 0, limit = -1;
+    long long start = 0, end = 0;
     struct zsl_range range;
     struct zsl_lex lex;
 
@@ -1494,7 +1423,7 @@ static void zrange_generic(struct client *c, int ks, int store, int type, int di
         imax = t;
     }
     if (type == ZR_RANK) {
-        if (arg_long(c, imin, &start) < 0 || arg_long(c, imax, &end) < 0)
+        if (arg_ll(c, imin, &start) < 0 || arg_ll(c, imax, &end) < 0) /* long's range on LP64 */
             return;
     } else if (type == ZR_SCORE) {
         if (parse_range(c, imin, imax, &range) < 0)
@@ -1520,18 +1449,9 @@ static void zrange_generic(struct client *c, int ks, int store, int type, int di
     }
     struct zcur z;
     if (type == ZR_RANK) {
-        long llen = (long)zset_length(e);
-        if (start < 0)
-            start += llen;
-        if (end < 0)
-            end += llen;
-        if (start < 0)
-            start = 0;
-        if (start > end || start >= llen) {
+        if (!index_range(&start, &end, (long long)zset_length(e))) {
             zo_begin(&o, 0);
         } else {
-            if (end >= llen)
-                end = llen - 1;
             long n = end - start + 1;
             zo_begin(&o, n);
             zc_at_rank(&z, e, start, reverse);
@@ -1601,12 +1521,12 @@ void zrevrangebylex_command(struct client *c)
 
 static void zremrange_generic(struct client *c, int type)
 {
-    long start = 0, end = 0;
+    long long start = 0, end = 0;
     struct zsl_range range;
     struct zsl_lex lex;
     int bad;
     if (type == ZR_RANK) {
-        if (arg_long(c, 2, &start) < 0 || arg_long(c, 3, &end) < 0)
+        if (arg_ll(c, 2, &start) < 0 || arg_ll(c, 3, &end) < 0) /* long's range on LP64 */
             return;
     } else if (type == ZR_SCORE) {
         if (parse_range(c, 2, 3, &range) < 0)
@@ -1625,18 +1545,10 @@ static void zremrange_generic(struct client *c, int type)
     size_t was = zwas(e);
     long llen = (long)zset_length(e), deleted = 0;
     if (type == ZR_RANK) {
-        if (start < 0)
-            start += llen;
-        if (end < 0)
-            end += llen;
-        if (start < 0)
-            start = 0;
-        if (start > end || start >= llen) {
+        if (!index_range(&start, &end, llen)) {
             reply_int(&c->out, 0);
             return;
         }
-        if (end >= llen)
-            end = llen - 1;
         deleted = end - start + 1;
         if (e->enc == ENC_LISTPACK) {
             zdetach(e);
@@ -2122,37 +2034,14 @@ void zscan_command(struct client *c)
     if (bad)
         return;
     if (!e) {
-        reply_array(&c->out, 2);
-        reply_bulk(&c->out, "0", 1);
-        reply_array(&c->out, 0);
+        reply_scan_empty(c);
         return;
     }
-    long count = 10;
+    long long count_ll = 10;
     struct zscan_acc a = {c, NULL, 0, 0, 0, NULL};
-    for (int i = 3; i < c->argc;) {
-        int left = c->argc - i;
-        if (arg_is(c, i, "count") && left >= 2) {
-            if (arg_long(c, i + 1, &count) < 0)
-                return;
-            if (count < 1) {
-                reply_error(&c->out, ERR_SYNTAX);
-                return;
-            }
-            i += 2;
-        } else if (arg_is(c, i, "match") && left >= 2) {
-            a.pat = c->argv[i + 1];
-            a.plen = c->argvlen[i + 1];
-            if (a.plen == 1 && a.pat[0] == '*')
-                a.pat = NULL;
-            i += 2;
-        } else if (arg_is(c, i, "novalues")) {
-            reply_error(&c->out, "ERR NOVALUES option can only be used in HSCAN");
-            return;
-        } else {
-            reply_error(&c->out, ERR_SYNTAX);
-            return;
-        }
-    }
+    if (scan_opts(c, &count_ll, &a.pat, &a.plen, NULL) < 0)
+        return;
+    long count = (long)count_ll; /* arg_ll's range is long's on LP64 */
     reply_array(&c->out, 2);
     if (e->enc == ENC_LISTPACK) {
         /* A compact encoding is returned whole, cursor 0 (as Redis). */
@@ -2548,33 +2437,20 @@ void zdiffstore_command(struct client *c)
 
 /* ======================================================= key specs === */
 
-/* numkeys at argv[ni], keys after it; plus argv[dst] when dst > 0.
- * Returns no keys when numkeys is invalid (the handler then replies the
- * error without touching a key). */
-static int keys_numkeys(struct client *c, int *idx, int max, int ni, int dst)
-{
-    long long n;
-    int k = 0;
-    if (ni >= c->argc || !str_to_ll(c->argv[ni], c->argvlen[ni], &n) || n < 1 || n > c->argc - ni - 1)
-        return 0;
-    if (dst && k < max)
-        idx[k++] = dst;
-    for (long long i = 0; i < n && k < max; i++)
-        idx[k++] = ni + 1 + (int)i;
-    return k;
-}
+/* numkeys at argv[ni], keys after it; plus argv[dst] when dst > 0
+ * (getkeys_numkeys, t_common.h). */
 
 int zset_getkeys_store(struct client *c, int *idx, int max)
 {
-    return keys_numkeys(c, idx, max, 2, 1);
+    return getkeys_numkeys(c, idx, max, 2, 1, 0);
 }
 
 int zset_getkeys_numkeys(struct client *c, int *idx, int max)
 {
-    return keys_numkeys(c, idx, max, 1, 0);
+    return getkeys_numkeys(c, idx, max, 1, 0, 0);
 }
 
 int zset_getkeys_bzmpop(struct client *c, int *idx, int max)
 {
-    return keys_numkeys(c, idx, max, 2, 0);
+    return getkeys_numkeys(c, idx, max, 2, 0, 0);
 }

@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <string.h>
 
 #include "../base/log.h"
 #include "../base/mem.h"
@@ -30,11 +31,66 @@ const struct type_ops *obj_ops(uint8_t type)
 
 struct entry *entry_new_obj(uint8_t type, uint8_t enc, const char *key, size_t klen, void *p, long long expire)
 {
-    size_t hdr = sizeof(struct entry) + (expire >= 0 ? 8 : 0);
-    size_t pad = ((hdr + klen + 7) & ~(size_t)7) - (hdr + klen);
-    struct entry *e = entry_new(type, key, klen, pad + sizeof(void *), expire);
+    size_t base = sizeof(struct entry) + (expire >= 0 ? 8 : 0) + klen;
+    struct entry *e = entry_new(type, key, klen, obj_ptr_room(base), expire);
     entry_set_ptr(e, p, enc);
     return e;
+}
+
+struct entry *obj_inline_new(uint8_t type, uint8_t enc, const char *key, size_t klen, long long expire, const void *p,
+                             size_t n)
+{
+    size_t base = sizeof(struct entry) + (expire >= 0 ? 8 : 0) + klen;
+    struct entry *e = entry_new(type, key, klen, obj_inline_vlen(base, n), expire);
+    e->enc = enc;
+    e->flags |= E_INLINE;
+    memcpy(entry_val(e), p, n);
+    return e;
+}
+
+size_t obj_inline_detach(struct entry *e, size_t n)
+{
+    size_t was = entry_size(e);
+    void *p = hk_memdup(entry_val(e), n);
+    e->flags &= (uint8_t)~E_INLINE;
+    entry_set_ptr(e, p, e->enc); /* the inline value kept room for it */
+    return was;
+}
+
+int obj_inline_attach(struct entry *e, size_t n, size_t max, size_t was, struct entry **nep)
+{
+    void *p = entry_ptr(e);
+    size_t base = entry_hdr(e) + e->klen;
+    struct entry *ne;
+    *nep = NULL;
+    if (n <= max) {
+        /* In place when it fits without wasting much of the room (the
+         * allocator is asked only when the known room is too small and
+         * not a whole size class already). */
+        size_t need = base + obj_inline_vlen(base, n), room = was;
+        if (was && need > was && obj_size_class(was) > was)
+            room = hk_usable(e);
+        if (need <= room && room - need < 16 + need / 8) {
+            memcpy(entry_val(e), p, n);
+            e->vlen = (uint32_t)(room - base);
+            e->flags |= E_INLINE;
+            return 1;
+        }
+        if (obj_inline_pays(base, n, max)) {
+            ne = obj_inline_new(e->type, e->enc, entry_key(e), e->klen, entry_expire(e), p, n);
+            goto out;
+        }
+    }
+    if (was <= obj_size_class(base + obj_ptr_room(base)))
+        return 0;
+    /* Stays a pointer, in an entry still sized for the inline value it
+     * held: a fresh one takes over p (e lets go of it). */
+    ne = entry_new_obj(e->type, e->enc, entry_key(e), e->klen, p, entry_expire(e));
+    entry_set_ptr(e, NULL, e->enc);
+out:
+    ne->lru = e->lru;
+    *nep = ne;
+    return 0;
 }
 
 const char *obj_enc_name(const struct entry *e)

@@ -64,6 +64,68 @@ static inline void entry_set_ptr(struct entry *e, void *p, uint8_t enc)
     e->enc = enc;
 }
 
+/* ------------------------------------------------------- inline values ---
+ * A small collection may live inside its key's entry (E_INLINE, entry.h)
+ * instead of behind a pointer: one allocation less per key.  These are
+ * the sizing rules the type modules share; `base` is always an entry's
+ * header plus key length (entry_hdr(e) + e->klen, or sizeof(struct entry)
+ * (+ 8 with a TTL) + klen for an entry about to be made).  The value room
+ * of an inline entry always keeps space for the aligned pointer form, so
+ * a write can turn it back into a pointer entry in place. */
+
+/* jemalloc's size class for n bytes (x86-64 defaults: 8, 16, then 4
+ * classes per power of two, spaced at least 16).  Also used with other
+ * allocators (sanitizer builds): there it only rounds requests up. */
+static inline size_t obj_size_class(size_t n)
+{
+    if (n <= 16)
+        return n <= 8 ? 8 : 16;
+    size_t g = (size_t)1 << (63 - __builtin_clzll((unsigned long long)(n - 1)));
+    size_t sp = g / 4 < 16 ? 16 : g / 4;
+    return (n + sp - 1) & ~(sp - 1);
+}
+
+/* Value room of the pointer form of an entry with hdr + klen = base
+ * (padding to the 8-byte boundary, then the pointer; see entry_ptr_off). */
+static inline size_t obj_ptr_room(size_t base)
+{
+    return ((base + 7) & ~(size_t)7) + sizeof(void *) - base;
+}
+
+/* Value bytes an entry with hdr + klen = base needs to hold a structure of
+ * n bytes inline, keeping room for the aligned pointer form. */
+static inline size_t obj_inline_vlen(size_t base, size_t n)
+{
+    size_t room = obj_ptr_room(base);
+    return n > room ? n : room;
+}
+
+/* Is n bytes inline (at most max, the type's cap) no bigger than the
+ * pointer form, i.e. entry + structure each rounded to its size class? */
+static inline int obj_inline_pays(size_t base, size_t n, size_t max)
+{
+    return n <= max &&
+           obj_size_class(base + obj_inline_vlen(base, n)) <= obj_size_class(base + obj_ptr_room(base)) + obj_size_class(n);
+}
+
+/* A new inline entry (type, encoding enc) holding a copy of the n-byte
+ * structure p; the caller still owns p. */
+struct entry *obj_inline_new(uint8_t type, uint8_t enc, const char *key, size_t klen, long long expire, const void *p,
+                             size_t n);
+/* Make the inline entry e (whose structure is n bytes) an ordinary pointer
+ * entry in place: the structure moves to the heap.  Returns e's size
+ * before (room a later obj_inline_attach may reuse). */
+size_t obj_inline_detach(struct entry *e, size_t n);
+/* End of a write to the pointer entry e, whose structure (entry_ptr(e)) is
+ * n bytes; was: e's size when it was detached (0: it was a pointer entry
+ * already, sized for that); max: the type's inline cap.  Returns 1 when
+ * the structure was copied into e in place (e is inline now; the caller
+ * frees the old structure).  Else returns 0 and sets *ne to NULL (e stays
+ * as it is) or to a new entry, inline or a pointer entry that took over
+ * the structure from e, which the caller swaps in for e (db_replace or
+ * db_set, which free e and, when ne is inline, the structure with it). */
+int obj_inline_attach(struct entry *e, size_t n, size_t max, size_t was, struct entry **ne);
+
 /* Cross-type access, each implemented by its type's file.  Visitors get
  * every element as a string (integers formatted in decimal) and return
  * nonzero to stop early. */
