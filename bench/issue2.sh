@@ -142,56 +142,12 @@ mkdir -p "$W/res" "$W/run"
 # ---------------------------------------------------------------- servers
 . "$ROOT/bench/lib.sh"
 
-# start_server NAME LABEL [valgrind args...] -> sets SRV_PID, SRV_PORT, SRV_LOG
-start_server() {
-    local name=$1 label=$2; shift 2
-    local bin args
-    if [ "$name" = hotkv ]; then bin=$HOTKV; args=("${HOTKV_EXTRA[@]}")
-    else bin=$REDIS; args=("${REDIS_ARGS[@]}"); fi
-    SRV_PORT=$(free_port) || die "could not find a free port"
-    SRV_LOG="$W/$name-$label.log"
-    mkdir -p "$W/run/$name-$label"
-    ( cd "$W/run/$name-$label" &&
-      exec taskset -c "$SERVER_CPU" "$@" "$bin" --port "$SRV_PORT" --bind 127.0.0.1 "${args[@]}" ) \
-        >"$SRV_LOG" 2>&1 </dev/null &
-    SRV_PID=$!
-    SERVER_PIDS+=("$SRV_PID")
-    local limit=100; [ $# -gt 0 ] && limit=1200   # 10 s, or 120 s under valgrind
-    local i
-    for ((i = 0; i < limit; i++)); do
-        if ! kill -0 "$SRV_PID" 2>/dev/null; then
-            tail -n 20 "$SRV_LOG" >&2
-            die "$name ($bin) exited during startup (log above: $SRV_LOG)"
-        fi
-        if [ "$(timeout 2 "$RCLI" -h 127.0.0.1 -p "$SRV_PORT" PING 2>/dev/null)" = PONG ]; then
-            owns_port "$SRV_PID" "$SRV_PORT" && return 0
-            # PONG from a stranger that grabbed the port: keep waiting; our
-            # server will exit on EADDRINUSE and we report that
-        fi
-        sleep 0.1
-    done
-    tail -n 20 "$SRV_LOG" >&2
-    die "$name did not answer PING on port $SRV_PORT (log above: $SRV_LOG)"
-}
-
-stop_server() {
-    local pid=$1 i
-    kill -TERM "$pid" 2>/dev/null
-    for ((i = 0; i < 600; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$pid" 2>/dev/null && { log "pid $pid ignored SIGTERM, killing"; kill -KILL "$pid" 2>/dev/null; }
-    wait "$pid" 2>/dev/null
-    local keep=() p
-    for p in "${SERVER_PIDS[@]}"; do [ "$p" != "$pid" ] && keep+=("$p"); done
-    SERVER_PIDS=("${keep[@]:-}")
-}
-
 alive_or_die() {  # NAME
     kill -0 "$SRV_PID" 2>/dev/null && return 0
     tail -n 20 "$SRV_LOG" >&2
     die "$1 died (log above: $SRV_LOG)"
 }
 
-rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 client() { taskset -c "$CLIENT_CPU" "$@"; }
 load_keys() {  # PORT NKEYS -> prints loader output
     client timeout "$BENCH_TIMEOUT" "$PY" "$LOADER" "$1" "$2" "$DSIZE"
@@ -250,9 +206,6 @@ sanity() {
     "${c[@]}" DEL issue2:check issue2:counter issue2:a issue2:b >/dev/null 2>&1
 }
 
-median() {  # numbers on stdin -> median
-    sort -g | awk '{a[NR] = $1} END {if (NR == 0) exit; if (NR % 2) print a[(NR + 1) / 2]; else printf "%.2f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2}'
-}
 ratio() {  # A B -> A/B
     awk -v a="$1" -v b="$2" 'BEGIN {if (a == "" || b == "" || b + 0 == 0) print "n/a"; else printf "%.2f\n", a / b}'
 }

@@ -1,7 +1,10 @@
 # lib.sh - server lifecycle helpers shared by the bench/ scripts (sourced).
-# The sourcing script defines log, PY (python3 path) and W (scratch dir),
-# and appends every server it starts to SERVER_PIDS; cleanup() stops them
-# (TERM, then KILL after 5 s) and removes W unless KEEP=1.
+# The sourcing script defines log, die, PY (python3 path) and W (scratch
+# dir), and appends every server it starts to SERVER_PIDS; cleanup() stops
+# them (TERM, then KILL after 5 s) and removes W unless KEEP=1.
+# start_server also reads HOTKV, REDIS, HOTKV_EXTRA, REDIS_ARGS, RCLI and
+# SERVER_CPU (a script may define its own start_server/stop_server after
+# sourcing this, as suite.sh does).
 SERVER_PIDS=()
 cleanup() {
     local p
@@ -31,4 +34,53 @@ owns_port() {  # PID PORT -> true if PID holds the listening socket on PORT
         find /proc/"$1"/fd -lname "socket:\[$i\]" 2>/dev/null | grep -q . && return 0
     done
     return 1
+}
+
+# start_server NAME LABEL [valgrind args...] -> sets SRV_PID, SRV_PORT, SRV_LOG
+start_server() {
+    local name=$1 label=$2; shift 2
+    local bin args
+    if [ "$name" = hotkv ]; then bin=$HOTKV; args=("${HOTKV_EXTRA[@]}")
+    else bin=$REDIS; args=("${REDIS_ARGS[@]}"); fi
+    SRV_PORT=$(free_port) || die "could not find a free port"
+    SRV_LOG="$W/$name-$label.log"
+    mkdir -p "$W/run/$name-$label"
+    ( cd "$W/run/$name-$label" &&
+      exec taskset -c "$SERVER_CPU" "$@" "$bin" --port "$SRV_PORT" --bind 127.0.0.1 "${args[@]}" ) \
+        >"$SRV_LOG" 2>&1 </dev/null &
+    SRV_PID=$!
+    SERVER_PIDS+=("$SRV_PID")
+    local limit=100; [ $# -gt 0 ] && limit=1200   # 10 s, or 120 s under valgrind
+    local i
+    for ((i = 0; i < limit; i++)); do
+        if ! kill -0 "$SRV_PID" 2>/dev/null; then
+            tail -n 20 "$SRV_LOG" >&2
+            die "$name ($bin) exited during startup (log above: $SRV_LOG)"
+        fi
+        if [ "$(timeout 2 "$RCLI" -h 127.0.0.1 -p "$SRV_PORT" PING 2>/dev/null)" = PONG ]; then
+            owns_port "$SRV_PID" "$SRV_PORT" && return 0
+            # PONG from a stranger that grabbed the port: keep waiting; our
+            # server will exit on EADDRINUSE and we report that
+        fi
+        sleep 0.1
+    done
+    tail -n 20 "$SRV_LOG" >&2
+    die "$name did not answer PING on port $SRV_PORT (log above: $SRV_LOG)"
+}
+
+stop_server() {
+    local pid=$1 i
+    kill -TERM "$pid" 2>/dev/null
+    for ((i = 0; i < 600; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$pid" 2>/dev/null && { log "pid $pid ignored SIGTERM, killing"; kill -KILL "$pid" 2>/dev/null; }
+    wait "$pid" 2>/dev/null
+    local keep=() p
+    for p in "${SERVER_PIDS[@]}"; do [ "$p" != "$pid" ] && keep+=("$p"); done
+    SERVER_PIDS=("${keep[@]:-}")
+}
+
+rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+
+median() {  # numbers on stdin -> median
+    sort -g | awk '{a[NR] = $1} END {if (NR == 0) exit; if (NR % 2) print a[(NR + 1) / 2]; else printf "%.2f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2}'
 }
