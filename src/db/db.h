@@ -42,6 +42,9 @@ struct keyspace {
     _Atomic uint32_t slot_expires[NSLOTS];
     /* Hashes with field TTLs (E_HFE) in slot s, same rules. */
     _Atomic uint32_t slot_hfe[NSLOTS];
+    /* Bit s: slot_expires[s] or slot_hfe[s] is non-zero (the sweeper skips
+     * 64 empty slots per load).  Updated on 0 <-> non-zero transitions. */
+    _Atomic uint64_t slot_sweep[NSLOTS / 64];
 };
 
 extern struct keyspace ks;
