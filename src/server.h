@@ -85,10 +85,12 @@ extern struct config cfg;
 #define CF_BLOCKED 0x0800        /* waiting in a blocking command (c->blocked) */
 #define CF_DENY_BLOCKING 0x1000  /* blocking commands reply the timeout now (MULTI, scripts) */
 #define CF_RESUME 0x2000         /* on the worker's resume list */
+#define CF_PUBSUB 0x4000         /* holds a (p/s)subscription (flag P, obuf class pubsub) */
 
 struct worker;
 struct cmd;
 struct waiter;
+struct dict;
 
 struct client {
     int fd;
@@ -124,6 +126,7 @@ struct client {
 
     struct waiter *blocked;             /* db/blocking.c, NULL if not blocked */
     struct client *resume_next;         /* worker's resume list */
+    struct dict *ps_subs[3];            /* cmd/pubsub.c: channels, patterns, shard channels held */
 };
 
 /* Argument helpers for handlers. */
@@ -260,6 +263,7 @@ struct worker {
     unsigned expire_cursor;
     long long next_cron_ms;
     long long now_us;                 /* clock read at the end of the last command */
+    struct dict *ps_maps[3];          /* cmd/pubsub.c: name -> this worker's subscribers */
 };
 
 extern struct worker *workers;
@@ -280,6 +284,10 @@ void worker_post(struct worker *w, void (*fn)(struct worker *, void *), void *ar
  * its pipelined input in its loop. Owner thread only. */
 void client_unblocked(struct client *c);
 void client_free_args(struct client *c);
+/* Output was appended to c outside its own command (pub/sub delivery):
+ * queue it for writing and apply the output-buffer limit (a client over
+ * it is closed once the loop turn ends).  Owner thread only. */
+void client_output_ready(struct client *c);
 
 /* Stats summed over workers (approximate while they run). */
 void stats_sum(struct worker_stats *out);

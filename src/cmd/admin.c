@@ -52,6 +52,7 @@
 #include "../db/blocking.h"
 #include "../db/object.h"
 #include "commands.h"
+#include "pubsub.h"
 
 /* ------------------------------------------------------- text builder --- */
 struct sbuf {
@@ -323,7 +324,7 @@ static void info_clients(struct sbuf *b, struct client *c)
     sb_printf(b, "total_watched_keys:0\r\n");
     sb_printf(b, "total_blocking_keys:%lld\r\n", blocking_keys());
     sb_printf(b, "total_blocking_keys_on_nokey:0\r\n");
-    sb_printf(b, "pubsub_clients:0\r\n");
+    sb_printf(b, "pubsub_clients:%ld\r\n", pubsub_num_clients());
     sb_printf(b, "watching_clients:0\r\n");
 }
 
@@ -423,9 +424,9 @@ static void info_stats(struct sbuf *b, const struct worker_stats *st)
     sb_printf(b, "evicted_clients:0\r\n");
     sb_printf(b, "keyspace_hits:%llu\r\n", st->db.hits);
     sb_printf(b, "keyspace_misses:%llu\r\n", st->db.misses);
-    sb_printf(b, "pubsub_channels:0\r\n");
-    sb_printf(b, "pubsub_patterns:0\r\n");
-    sb_printf(b, "pubsubshard_channels:0\r\n");
+    sb_printf(b, "pubsub_channels:%ld\r\n", pubsub_num_channels());
+    sb_printf(b, "pubsub_patterns:%ld\r\n", pubsub_num_patterns());
+    sb_printf(b, "pubsubshard_channels:%ld\r\n", pubsub_num_shard_channels());
     sb_printf(b, "latest_fork_usec:0\r\n");
     sb_printf(b, "total_forks:0\r\n");
     sb_printf(b, "unexpected_error_replies:%llu\r\n", st->unexpected_errors);
@@ -748,6 +749,32 @@ static const struct cmd_doc cmd_docs[] = {
     {"shutdown", "Stop the server", "O(1) without saving",
      "save-selector:oneof?(nosave:pure-token save:pure-token) now:pure-token? force:pure-token? abort:pure-token?", NULL,
      NULL, NULL},
+    /* pub/sub */
+    {"subscribe", "Listen for messages published to channels", "O(N) for N channels", "channel:string*", NULL, NULL, NULL},
+    {"unsubscribe", "Stop listening to channels (all of them without arguments)", "O(N) for N channels",
+     "channel:string?*", NULL, NULL, NULL},
+    {"psubscribe", "Listen for messages published to channels matching glob patterns", "O(N) for N patterns",
+     "pattern:pattern*", NULL, NULL, NULL},
+    {"punsubscribe", "Stop listening to patterns (all of them without arguments)", "O(N+M) for N patterns, M in use",
+     "pattern:pattern?*", NULL, NULL, NULL},
+    {"ssubscribe", "Listen for messages published to shard channels", "O(N) for N shard channels", "shardchannel:string*",
+     "not_key", NULL, NULL},
+    {"sunsubscribe", "Stop listening to shard channels (all of them without arguments)", "O(N) for N shard channels",
+     "shardchannel:string?*", "not_key", NULL, NULL},
+    {"publish", "Post a message to a channel", "O(N+M) for N receivers and M patterns", "channel:string message:string",
+     NULL, NULL, NULL},
+    {"spublish", "Post a message to a shard channel", "O(N) for N receivers", "shardchannel:string message:string", "not_key",
+     NULL, NULL},
+    {"pubsub", "A container for pub/sub introspection commands", "Depends on subcommand", NULL, NULL, NULL, NULL},
+    {"pubsub|channels", "Return the active channels", "O(N) for N active channels", "pattern:pattern?", NULL, NULL, NULL},
+    {"pubsub|numpat", "Return the number of distinct patterns subscribed to", "O(1)", NULL, NULL, NULL, NULL},
+    {"pubsub|numsub", "Return the subscriber counts of channels", "O(N) for N channels", "channel:string?*", NULL, NULL,
+     NULL},
+    {"pubsub|shardchannels", "Return the active shard channels", "O(N) for N active shard channels", "pattern:pattern?",
+     NULL, NULL, NULL},
+    {"pubsub|shardnumsub", "Return the subscriber counts of shard channels", "O(N) for N shard channels",
+     "shardchannel:string?*", NULL, NULL, NULL},
+    {"pubsub|help", "Show helpful text about the different subcommands", "O(1)", NULL, NULL, NULL, NULL},
     /* collections: each type file owns its rows */
 #include "t_list.docs"
 #include "t_hash.docs"
@@ -1264,7 +1291,9 @@ static void command_getkeys(struct client *c, int with_flags)
         reply_error(&c->out, "ERR Invalid command specified");
         return;
     }
-    if (!has_keys(cmd)) {
+    /* Key specs flagged not_key (the shard channels of SSUBSCRIBE,
+     * SPUBLISH, ...) are not keys to GETKEYS, as in Redis. */
+    if (!has_keys(cmd) || (doc_of(cmd) && doc_of(cmd)->kspec && strstr(doc_of(cmd)->kspec, "not_key"))) {
         reply_error(&c->out, "ERR The command has no key arguments");
         return;
     }

@@ -103,6 +103,18 @@ static struct cmd memory_subs[] = {
     END,
 };
 
+#define PS CMD_PUBSUB
+#define A_PS ACL_PUBSUB
+static struct cmd pubsub_subs[] = {
+    C("pubsub|channels", pubsub_command, -2, PS | LD | ST, 0, 0, 0, A_PS | A_S, "pubsub", "2.8.0"),
+    C("pubsub|numpat", pubsub_command, 2, PS | LD | ST, 0, 0, 0, A_PS | A_S, "pubsub", "2.8.0"),
+    C("pubsub|numsub", pubsub_command, -2, PS | LD | ST, 0, 0, 0, A_PS | A_S, "pubsub", "2.8.0"),
+    C("pubsub|shardchannels", pubsub_command, -2, PS | LD | ST, 0, 0, 0, A_PS | A_S, "pubsub", "7.0.0"),
+    C("pubsub|shardnumsub", pubsub_command, -2, PS | LD | ST, 0, 0, 0, A_PS | A_S, "pubsub", "7.0.0"),
+    C("pubsub|help", pubsub_command, 2, LD | ST, 0, 0, 0, A_S, "pubsub", "6.2.0"),
+    END,
+};
+
 static struct cmd function_subs[] = {
     C("function|flush", function_command, -2, W | NS, 0, 0, 0, A_W | A_S | ACL_SCRIPTING, "scripting", "7.0.0"),
     C("function|help", function_command, 2, LD | ST, 0, 0, 0, A_S | ACL_SCRIPTING, "scripting", "7.0.0"),
@@ -184,6 +196,17 @@ struct cmd cmd_table[] = {
     C("hello", hello_command, -1, NA | LD | ST | F | NS | CMD_ALLOW_BUSY, 0, 0, 0, A_F | A_CONN, "connection", "6.0.0"),
     C("auth", auth_command, -2, NA | LD | ST | F | NS | CMD_ALLOW_BUSY, 0, 0, 0, A_F | A_CONN, "connection", "1.0.0"),
     CS("client", NULL, -2, 0, 0, 0, 0, A_S, "connection", "2.4.0", client_subs),
+    /* pub/sub (SELF: the shard commands' key positions are for COMMAND
+     * GETKEYS only; no slot lock is taken) */
+    C("subscribe", subscribe_command, -2, PS | NS | LD | ST, 0, 0, 0, A_PS | A_S, "pubsub", "2.0.0"),
+    C("unsubscribe", unsubscribe_command, -1, PS | NS | LD | ST, 0, 0, 0, A_PS | A_S, "pubsub", "2.0.0"),
+    C("psubscribe", psubscribe_command, -2, PS | NS | LD | ST, 0, 0, 0, A_PS | A_S, "pubsub", "2.0.0"),
+    C("punsubscribe", punsubscribe_command, -1, PS | NS | LD | ST, 0, 0, 0, A_PS | A_S, "pubsub", "2.0.0"),
+    C("ssubscribe", ssubscribe_command, -2, PS | NS | LD | ST | SELF, 1, -1, 1, A_PS | A_S, "pubsub", "7.0.0"),
+    C("sunsubscribe", sunsubscribe_command, -1, PS | NS | LD | ST | SELF, 1, -1, 1, A_PS | A_S, "pubsub", "7.0.0"),
+    C("publish", publish_command, 3, PS | LD | ST | F | CMD_MAY_REPLICATE, 0, 0, 0, A_PS | A_F, "pubsub", "2.0.0"),
+    C("spublish", spublish_command, 3, PS | LD | ST | F | CMD_MAY_REPLICATE | SELF, 1, 1, 1, A_PS | A_F, "pubsub", "7.0.0"),
+    CS("pubsub", NULL, -2, 0, 0, 0, 0, A_S, "pubsub", "2.8.0", pubsub_subs),
     /* server */
     C("info", info_command, -1, LD | ST, 0, 0, 0, A_S | A_DNG, "server", "1.0.0"),
     CS("config", NULL, -2, 0, 0, 0, 0, A_S, "server", "2.0.0", config_subs),
@@ -405,6 +428,18 @@ run:
     }
     if (!c->authenticated && !(cmd->flags & CMD_NO_AUTH)) {
         reply_error(&c->out, ERR_NOAUTH);
+        STAT_ADD(ws->errors, 1);
+        STAT_ADD(ws->cmd_rejected[cmd->id], 1);
+        goto done;
+    }
+    /* RESP2 subscribed mode: only the pub/sub context commands. */
+    if ((c->flags & CF_PUBSUB) && c->out.resp == 2 && cmd->fn != ping_command && cmd->fn != subscribe_command &&
+        cmd->fn != ssubscribe_command && cmd->fn != unsubscribe_command && cmd->fn != sunsubscribe_command &&
+        cmd->fn != psubscribe_command && cmd->fn != punsubscribe_command && cmd->fn != quit_command &&
+        cmd->fn != reset_command) {
+        reply_errorf(&c->out,
+                     "ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+                     cmd->name);
         STAT_ADD(ws->errors, 1);
         STAT_ADD(ws->cmd_rejected[cmd->id], 1);
         goto done;

@@ -14,6 +14,7 @@
 #include "../base/util.h"
 #include "../db/blocking.h"
 #include "commands.h"
+#include "pubsub.h"
 
 void ping_command(struct client *c)
 {
@@ -21,7 +22,15 @@ void ping_command(struct client *c)
         reply_arity_error(c);
         return;
     }
-    if (c->argc == 2)
+    if ((c->flags & CF_PUBSUB) && c->out.resp == 2) {
+        /* RESP2 subscribed mode: PING answers in the pub/sub shape. */
+        reply_array(&c->out, 2);
+        reply_bulk(&c->out, "pong", 4);
+        if (c->argc == 2)
+            reply_bulk(&c->out, c->argv[1], c->argvlen[1]);
+        else
+            reply_bulk(&c->out, "", 0);
+    } else if (c->argc == 2)
         reply_bulk(&c->out, c->argv[1], c->argvlen[1]);
     else
         reply_status(&c->out, "PONG");
@@ -164,6 +173,7 @@ void hello_command(struct client *c)
 
 void reset_command(struct client *c)
 {
+    pubsub_client_gone(c);
     c->db = 0;
     c->out.resp = 2;
     c->flags &= ~(CF_REPLY_OFF | CF_REPLY_SKIP | CF_REPLY_SKIP_NEXT | CF_NO_EVICT | CF_NO_TOUCH);
@@ -187,6 +197,8 @@ static void client_flags_str(const struct client *c, char *out)
         *p++ = 'T';
     if (c->flags & CF_BLOCKED)
         *p++ = 'b';
+    if (c->flags & CF_PUBSUB)
+        *p++ = 'P';
     if (p == out)
         *p++ = 'N';
     *p = 0;
@@ -199,11 +211,11 @@ static size_t client_line(struct client *c, char *buf, size_t cap, const struct 
     const char *cmd = c == self ? c->cmd->name : (c->last_cmd ? c->last_cmd->name : "NULL");
     client_flags_str(c, fl);
     int n = snprintf(buf, cap,
-                     "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=0 psub=0 ssub=0 multi=-1 "
+                     "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%ld psub=%ld ssub=%ld multi=-1 "
                      "qbuf=%zu qbuf-free=%zu argv-mem=%zu multi-mem=0 rbs=%zu rbp=%zu obl=%zu oll=0 omem=%zu tot-mem=%zu "
                      "events=r%s cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
                      (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "", (now - c->ctime_ms) / 1000,
-                     (now - c->last_ms) / 1000, fl, c->db, c->qlen - c->qpos, c->qcap - c->qlen, (size_t)0, c->qcap,
+                     (now - c->last_ms) / 1000, fl, c->db, pubsub_client_channels(c), pubsub_client_patterns(c), pubsub_client_shard(c), c->qlen - c->qpos, c->qcap - c->qlen, (size_t)0, c->qcap,
                      c->qbuf_peak, c->out.len - c->sent, c->out.len > 16384 ? c->out.cap : (size_t)0,
                      c->qcap + c->out.cap + sizeof(*c), (c->flags & CF_WANT_WRITE) ? "w" : "", cmd, c->out.resp,
                      c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");

@@ -33,6 +33,7 @@
 #include "../base/log.h"
 #include "../base/mem.h"
 #include "../base/util.h"
+#include "../cmd/pubsub.h"
 #include "../db/blocking.h"
 #include "../server.h"
 
@@ -210,6 +211,8 @@ void client_close(struct client *c)
     struct worker *w = c->w;
     if (c->blocked)
         blocking_client_gone(c);
+    if (c->flags & CF_PUBSUB)
+        pubsub_client_gone(c);
     if (c->flags & CF_RESUME)
         resume_unlink(c);
     if (c->flags & CF_PENDING_WRITE)
@@ -280,7 +283,7 @@ static int client_write(struct client *c)
 /* Redis's client-output-buffer-limit check; returns 1 if c must go. */
 static int obuf_over_limit(struct client *c)
 {
-    const struct obuf_limit *l = &cfg.obuf[CLIENT_CLASS_NORMAL];
+    const struct obuf_limit *l = &cfg.obuf[c->flags & CF_PUBSUB ? CLIENT_CLASS_PUBSUB : CLIENT_CLASS_NORMAL];
     size_t pending = c->out.len - c->sent;
     if (l->hard && (long long)pending >= l->hard)
         return 1;
@@ -378,6 +381,11 @@ static void process_input(struct client *c)
         c->qcap = QBUF_CHUNK;
         c->qbuf = hk_malloc(c->qcap);
     }
+    client_output_ready(c);
+}
+
+void client_output_ready(struct client *c)
+{
     if (c->out.len > c->sent && !(c->flags & CF_PENDING_WRITE)) {
         c->flags |= CF_PENDING_WRITE;
         c->pw_next = c->w->pending_write;
@@ -387,11 +395,16 @@ static void process_input(struct client *c)
         c->pw_next = c->w->pending_write;
         c->w->pending_write = c;
     }
-    if (c->out.len > c->sent && obuf_over_limit(c)) {
+    if (c->out.len > c->sent && !(c->flags & CF_CLOSE_ASAP) && obuf_over_limit(c)) {
         log_msg(LL_WARNING, "Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of output buffer limits.",
                 (unsigned long long)c->id, c->addr);
         c->flags |= CF_CLOSE_ASAP;
         c->sent = c->out.len; /* drop what is pending */
+        if (!(c->flags & CF_PENDING_WRITE)) {
+            c->flags |= CF_PENDING_WRITE;
+            c->pw_next = c->w->pending_write;
+            c->w->pending_write = c;
+        }
     }
 }
 
@@ -565,7 +578,9 @@ static void cron(struct worker *w)
         struct client *c = w->clients, *n;
         for (; c; c = n) {
             n = c->next;
-            if (now - c->last_ms > (long long)cfg.timeout * 1000 && c->out.len == c->sent && !c->blocked) {
+            /* Blocked and subscribed clients wait for others: never idle. */
+            if (now - c->last_ms > (long long)cfg.timeout * 1000 && c->out.len == c->sent && !c->blocked &&
+                !(c->flags & CF_PUBSUB)) {
                 log_msg(LL_VERBOSE, "Closing idle client");
                 client_close(c);
             }
@@ -703,6 +718,7 @@ int workers_start(int n)
     nworkers = n;
     workers = hk_calloc(sizeof(struct worker) * (size_t)n);
     blocking_init_workers(n);
+    pubsub_init(n);
     for (int i = 0; i < n; i++) {
         struct worker *w = &workers[i];
         struct epoll_event ev;

@@ -1,0 +1,548 @@
+/* pubsub.c - SUBSCRIBE / PSUBSCRIBE / SSUBSCRIBE and their UNSUBSCRIBEs,
+ * PUBLISH / SPUBLISH and PUBSUB, across worker threads.
+ *
+ * Three namespaces (kinds): channels, patterns, shard channels.  State:
+ *   - per client (owner thread): c->ps_subs[kind], the names it holds;
+ *   - per worker (owner thread, no lock): w->ps_maps[kind], name -> the
+ *     worker's own clients subscribed to it;
+ *   - global registry (reg[kind], guarded by reg_lock, a rwlock): name ->
+ *     per-worker subscriber counts and their total.  A name is in the
+ *     registry exactly while some client holds it.
+ * Subscribing updates the client, then the worker map, then (write lock)
+ * the registry; unsubscribing does the same in that order.
+ *
+ * PUBLISH takes the read lock once: the channel's per-worker counts plus
+ * those of every pattern that matches it (glob_match) give the reply and
+ * tell which workers have receivers.  The message is shared (refcounted)
+ * by one job per such worker (worker_post, FIFO per worker, so the order of
+ * one publisher's messages is kept); the publisher's own worker delivers
+ * inline.  Delivery looks the channel and patterns up in the worker's own
+ * maps, so a subscriber that left in between is simply not found.  Slot
+ * locks are never involved (SSUBSCRIBE / SPUBLISH are CMD_SELF_LOCKING:
+ * their key positions are for COMMAND GETKEYS only). */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../base/mem.h"
+#include "../base/util.h"
+#include "../ds/dict.h"
+#include "commands.h"
+#include "pubsub.h"
+
+enum { PS_CHAN = 0, PS_PAT = 1, PS_SHARD = 2, PS_KINDS = 3 };
+
+/* A name held by a client. */
+struct cname {
+    struct dict_link link;
+    size_t len;
+    char name[];
+};
+/* A worker's local subscribers of one name. */
+struct lname {
+    struct dict_link link;
+    struct client **subs;
+    int n, cap;
+    size_t len;
+    char name[];
+};
+/* The registry entry of one name. */
+struct gname {
+    struct dict_link link;
+    long total;
+    int *cnt; /* per worker */
+    size_t len;
+    char name[];
+};
+
+static const char *cname_key(const struct dict_link *it, size_t *len)
+{
+    const struct cname *n = (const struct cname *)it;
+    *len = n->len;
+    return n->name;
+}
+static const char *lname_key(const struct dict_link *it, size_t *len)
+{
+    const struct lname *n = (const struct lname *)it;
+    *len = n->len;
+    return n->name;
+}
+static const char *gname_key(const struct dict_link *it, size_t *len)
+{
+    const struct gname *n = (const struct gname *)it;
+    *len = n->len;
+    return n->name;
+}
+static const struct dict_type cname_type = {cname_key};
+static const struct dict_type lname_type = {lname_key};
+static const struct dict_type gname_type = {gname_key};
+
+static pthread_rwlock_t reg_lock = PTHREAD_RWLOCK_INITIALIZER;
+static struct dict *reg[PS_KINDS];
+static int reg_nworkers;
+static atomic_long pubsub_clients;
+
+void pubsub_init(int n)
+{
+    reg_nworkers = n;
+    for (int k = 0; k < PS_KINDS; k++)
+        reg[k] = dict_new(&gname_type, 0);
+}
+
+/* ------------------------------------------------------------ counts --- */
+static long csize(const struct client *c, int kind)
+{
+    return c->ps_subs[kind] ? (long)dict_size(c->ps_subs[kind]) : 0;
+}
+long pubsub_client_channels(const struct client *c)
+{
+    return csize(c, PS_CHAN);
+}
+long pubsub_client_patterns(const struct client *c)
+{
+    return csize(c, PS_PAT);
+}
+long pubsub_client_shard(const struct client *c)
+{
+    return csize(c, PS_SHARD);
+}
+static long reg_size(int kind)
+{
+    long n;
+    pthread_rwlock_rdlock(&reg_lock);
+    n = reg[kind] ? (long)dict_size(reg[kind]) : 0;
+    pthread_rwlock_unlock(&reg_lock);
+    return n;
+}
+long pubsub_num_channels(void)
+{
+    return reg_size(PS_CHAN);
+}
+long pubsub_num_patterns(void)
+{
+    return reg_size(PS_PAT);
+}
+long pubsub_num_shard_channels(void)
+{
+    return reg_size(PS_SHARD);
+}
+long pubsub_num_clients(void)
+{
+    return atomic_load(&pubsub_clients);
+}
+
+/* The count a (un)subscribe reply carries: channels + patterns, or shard
+ * channels alone, as Redis counts them. */
+static long reply_count(const struct client *c, int kind)
+{
+    return kind == PS_SHARD ? csize(c, PS_SHARD) : csize(c, PS_CHAN) + csize(c, PS_PAT);
+}
+
+static void update_mode(struct client *c)
+{
+    int any = csize(c, PS_CHAN) + csize(c, PS_PAT) + csize(c, PS_SHARD) > 0;
+    if (any && !(c->flags & CF_PUBSUB)) {
+        c->flags |= CF_PUBSUB;
+        atomic_fetch_add(&pubsub_clients, 1);
+    } else if (!any && (c->flags & CF_PUBSUB)) {
+        c->flags &= ~CF_PUBSUB;
+        atomic_fetch_sub(&pubsub_clients, 1);
+    }
+}
+
+/* ---------------------------------------------------------- registry --- */
+static void reg_add(int kind, int wid, const char *name, size_t len, int delta)
+{
+    pthread_rwlock_wrlock(&reg_lock);
+    struct gname *g = (struct gname *)dict_find(reg[kind], name, len);
+    if (!g) {
+        g = hk_calloc(sizeof(*g) + len + 1);
+        g->cnt = hk_calloc(sizeof(int) * (size_t)reg_nworkers);
+        g->len = len;
+        memcpy(g->name, name, len);
+        dict_add(reg[kind], &g->link);
+    }
+    g->cnt[wid] += delta;
+    g->total += delta;
+    if (g->total <= 0) {
+        dict_remove(reg[kind], name, len);
+        hk_free(g->cnt);
+        hk_free(g);
+    }
+    pthread_rwlock_unlock(&reg_lock);
+}
+
+/* ---------------------------------------------------- (un)subscribe --- */
+/* Returns 1 if c was not subscribed to name yet. */
+static int subscribe_one(struct client *c, int kind, const char *name, size_t len)
+{
+    struct worker *w = c->w;
+    if (!c->ps_subs[kind])
+        c->ps_subs[kind] = dict_new(&cname_type, 0);
+    if (dict_find(c->ps_subs[kind], name, len))
+        return 0;
+    struct cname *cn = hk_malloc(sizeof(*cn) + len + 1);
+    cn->len = len;
+    memcpy(cn->name, name, len);
+    cn->name[len] = 0;
+    dict_add(c->ps_subs[kind], &cn->link);
+
+    if (!w->ps_maps[kind])
+        w->ps_maps[kind] = dict_new(&lname_type, 0);
+    struct lname *ln = (struct lname *)dict_find(w->ps_maps[kind], name, len);
+    if (!ln) {
+        ln = hk_calloc(sizeof(*ln) + len + 1);
+        ln->len = len;
+        memcpy(ln->name, name, len);
+        dict_add(w->ps_maps[kind], &ln->link);
+    }
+    if (ln->n == ln->cap) {
+        ln->cap = ln->cap ? ln->cap * 2 : 4;
+        ln->subs = hk_realloc(ln->subs, sizeof(*ln->subs) * (size_t)ln->cap);
+    }
+    ln->subs[ln->n++] = c;
+    reg_add(kind, w->id, name, len, 1);
+    return 1;
+}
+
+/* Returns 1 if c was subscribed to name. */
+static int unsubscribe_one(struct client *c, int kind, const char *name, size_t len)
+{
+    struct worker *w = c->w;
+    struct dict_link *it = c->ps_subs[kind] ? dict_remove(c->ps_subs[kind], name, len) : NULL;
+    if (!it)
+        return 0;
+    hk_free(it);
+    struct lname *ln = w->ps_maps[kind] ? (struct lname *)dict_find(w->ps_maps[kind], name, len) : NULL;
+    if (ln) {
+        for (int i = 0; i < ln->n; i++) {
+            if (ln->subs[i] == c) {
+                ln->subs[i] = ln->subs[--ln->n];
+                break;
+            }
+        }
+        if (ln->n == 0) {
+            dict_remove(w->ps_maps[kind], name, len);
+            hk_free(ln->subs);
+            hk_free(ln);
+        }
+    }
+    reg_add(kind, w->id, name, len, -1);
+    return 1;
+}
+
+static const char *const sub_word[PS_KINDS] = {"subscribe", "psubscribe", "ssubscribe"};
+static const char *const unsub_word[PS_KINDS] = {"unsubscribe", "punsubscribe", "sunsubscribe"};
+
+/* Subscription confirmations are pushed even under CLIENT REPLY OFF. */
+static void reply_confirm(struct client *c, const char *word, const char *name, size_t len, long count)
+{
+    int muted = c->out.muted;
+    c->out.muted = 0;
+    reply_push(&c->out, 3);
+    reply_bulk_cstr(&c->out, word);
+    if (name)
+        reply_bulk(&c->out, name, len);
+    else
+        reply_null(&c->out);
+    reply_int(&c->out, count);
+    c->out.muted = muted;
+}
+
+static void do_subscribe(struct client *c, int kind)
+{
+    if ((c->flags & CF_DENY_BLOCKING)) {
+        reply_errorf(&c->out, "ERR %s isn't allowed for a DENY BLOCKING client",
+                     kind == PS_CHAN ? "SUBSCRIBE" : kind == PS_PAT ? "PSUBSCRIBE" : "SSUBSCRIBE");
+        return;
+    }
+    for (int i = 1; i < c->argc; i++) {
+        subscribe_one(c, kind, c->argv[i], c->argvlen[i]);
+        reply_confirm(c, sub_word[kind], c->argv[i], c->argvlen[i], reply_count(c, kind));
+    }
+    update_mode(c);
+}
+
+/* Unsubscribe from everything of one kind; notify: reply per name (and a
+ * nil-channel reply when there was none). */
+static void unsubscribe_all(struct client *c, int kind, int notify)
+{
+    size_t n = (size_t)csize(c, kind);
+    if (n) {
+        struct cname **names = hk_malloc(sizeof(*names) * n);
+        struct dict_iter it = {0};
+        struct dict_link *l;
+        size_t k = 0;
+        while ((l = dict_next(c->ps_subs[kind], &it)) && k < n) {
+            const struct cname *cn = (const struct cname *)l;
+            struct cname *cp = hk_malloc(sizeof(*cp) + cn->len + 1);
+            cp->len = cn->len;
+            memcpy(cp->name, cn->name, cn->len + 1);
+            names[k++] = cp;
+        }
+        for (size_t i = 0; i < k; i++) {
+            unsubscribe_one(c, kind, names[i]->name, names[i]->len);
+            if (notify)
+                reply_confirm(c, unsub_word[kind], names[i]->name, names[i]->len, reply_count(c, kind));
+            hk_free(names[i]);
+        }
+        hk_free(names);
+    } else if (notify) {
+        reply_confirm(c, unsub_word[kind], NULL, 0, reply_count(c, kind));
+    }
+    if (c->ps_subs[kind]) {
+        dict_free(c->ps_subs[kind], NULL);
+        c->ps_subs[kind] = NULL;
+    }
+}
+
+static void do_unsubscribe(struct client *c, int kind)
+{
+    if (c->argc == 1) {
+        unsubscribe_all(c, kind, 1);
+    } else {
+        for (int i = 1; i < c->argc; i++) {
+            unsubscribe_one(c, kind, c->argv[i], c->argvlen[i]);
+            reply_confirm(c, unsub_word[kind], c->argv[i], c->argvlen[i], reply_count(c, kind));
+        }
+    }
+    update_mode(c);
+}
+
+void subscribe_command(struct client *c)
+{
+    do_subscribe(c, PS_CHAN);
+}
+void psubscribe_command(struct client *c)
+{
+    do_subscribe(c, PS_PAT);
+}
+void ssubscribe_command(struct client *c)
+{
+    do_subscribe(c, PS_SHARD);
+}
+void unsubscribe_command(struct client *c)
+{
+    do_unsubscribe(c, PS_CHAN);
+}
+void punsubscribe_command(struct client *c)
+{
+    do_unsubscribe(c, PS_PAT);
+}
+void sunsubscribe_command(struct client *c)
+{
+    do_unsubscribe(c, PS_SHARD);
+}
+
+void pubsub_client_gone(struct client *c)
+{
+    for (int k = 0; k < PS_KINDS; k++)
+        if (c->ps_subs[k])
+            unsubscribe_all(c, k, 0);
+    update_mode(c);
+}
+
+/* ---------------------------------------------------------- delivery --- */
+struct pmsg {
+    atomic_int refs;
+    int shard;
+    size_t clen, mlen;
+    char *ch, *msg;
+    char data[];
+};
+
+static void pmsg_release(struct pmsg *m)
+{
+    if (atomic_fetch_sub(&m->refs, 1) == 1)
+        hk_free(m);
+}
+
+static void deliver_to(struct client *c, const char *word, const struct lname *pat, const struct pmsg *m)
+{
+    if (c->flags & (CF_CLOSE_ASAP | CF_CLOSE_AFTER_REPLY))
+        return;
+    int muted = c->out.muted;
+    c->out.muted = 0;
+    reply_push(&c->out, pat ? 4 : 3);
+    reply_bulk_cstr(&c->out, word);
+    if (pat)
+        reply_bulk(&c->out, pat->name, pat->len);
+    reply_bulk(&c->out, m->ch, m->clen);
+    reply_bulk(&c->out, m->msg, m->mlen);
+    c->out.muted = muted;
+    client_output_ready(c);
+}
+
+/* Runs on worker w: deliver m to w's own subscribers. */
+static void deliver_local(struct worker *w, const struct pmsg *m)
+{
+    if (m->shard) {
+        struct lname *ln = w->ps_maps[PS_SHARD] ? (struct lname *)dict_find(w->ps_maps[PS_SHARD], m->ch, m->clen) : NULL;
+        for (int i = 0; ln && i < ln->n; i++)
+            deliver_to(ln->subs[i], "smessage", NULL, m);
+        return;
+    }
+    struct lname *ln = w->ps_maps[PS_CHAN] ? (struct lname *)dict_find(w->ps_maps[PS_CHAN], m->ch, m->clen) : NULL;
+    for (int i = 0; ln && i < ln->n; i++)
+        deliver_to(ln->subs[i], "message", NULL, m);
+    if (w->ps_maps[PS_PAT]) {
+        struct dict_iter it = {0};
+        struct dict_link *l;
+        while ((l = dict_next(w->ps_maps[PS_PAT], &it))) {
+            const struct lname *p = (const struct lname *)l;
+            if (!glob_match(p->name, p->len, m->ch, m->clen, 0))
+                continue;
+            for (int i = 0; i < p->n; i++)
+                deliver_to(p->subs[i], "pmessage", p, m);
+        }
+    }
+}
+
+static void deliver_job(struct worker *w, void *arg)
+{
+    struct pmsg *m = arg;
+    deliver_local(w, m);
+    pmsg_release(m);
+}
+
+static void do_publish(struct client *c, int shard)
+{
+    const char *ch = c->argv[1], *msg = c->argv[2];
+    size_t clen = c->argvlen[1], mlen = c->argvlen[2];
+    int nw = reg_nworkers, stackcnt[64];
+    int *cnt = nw <= 64 ? stackcnt : hk_malloc(sizeof(int) * (size_t)nw);
+    long total = 0;
+
+    memset(cnt, 0, sizeof(int) * (size_t)nw);
+    pthread_rwlock_rdlock(&reg_lock);
+    struct gname *g = (struct gname *)dict_find(reg[shard ? PS_SHARD : PS_CHAN], ch, clen);
+    if (g) {
+        total += g->total;
+        for (int i = 0; i < nw; i++)
+            cnt[i] += g->cnt[i];
+    }
+    if (!shard && dict_size(reg[PS_PAT])) {
+        struct dict_iter it = {0};
+        struct dict_link *l;
+        while ((l = dict_next(reg[PS_PAT], &it))) {
+            const struct gname *p = (const struct gname *)l;
+            if (!glob_match(p->name, p->len, ch, clen, 0))
+                continue;
+            total += p->total;
+            for (int i = 0; i < nw; i++)
+                cnt[i] += p->cnt[i];
+        }
+    }
+    pthread_rwlock_unlock(&reg_lock);
+
+    if (total > 0) {
+        struct pmsg *m = hk_malloc(sizeof(*m) + clen + mlen + 2);
+        int jobs = 0;
+        m->shard = shard;
+        m->clen = clen;
+        m->mlen = mlen;
+        m->ch = m->data;
+        m->msg = m->data + clen + 1;
+        memcpy(m->ch, ch, clen);
+        m->ch[clen] = 0;
+        memcpy(m->msg, msg, mlen);
+        m->msg[mlen] = 0;
+        for (int i = 0; i < nw; i++)
+            if (cnt[i] > 0 && &workers[i] != c->w)
+                jobs++;
+        atomic_init(&m->refs, jobs + 1);
+        for (int i = 0; i < nw; i++)
+            if (cnt[i] > 0 && &workers[i] != c->w)
+                worker_post(&workers[i], deliver_job, m);
+        if (cnt[c->w->id] > 0)
+            deliver_local(c->w, m);
+        pmsg_release(m);
+    }
+    if (cnt != stackcnt)
+        hk_free(cnt);
+    reply_int(&c->out, total);
+}
+
+void publish_command(struct client *c)
+{
+    do_publish(c, 0);
+}
+void spublish_command(struct client *c)
+{
+    do_publish(c, 1);
+}
+
+/* ------------------------------------------------------------ PUBSUB --- */
+static void channels_reply(struct client *c, int kind)
+{
+    const char *pat = c->argc == 3 ? c->argv[2] : NULL;
+    size_t plen = c->argc == 3 ? c->argvlen[2] : 0;
+    size_t mark = reply_defer(&c->out);
+    long n = 0;
+    pthread_rwlock_rdlock(&reg_lock);
+    struct dict_iter it = {0};
+    struct dict_link *l;
+    while ((l = dict_next(reg[kind], &it))) {
+        const struct gname *g = (const struct gname *)l;
+        if (pat && !glob_match(pat, plen, g->name, g->len, 0))
+            continue;
+        reply_bulk(&c->out, g->name, g->len);
+        n++;
+    }
+    pthread_rwlock_unlock(&reg_lock);
+    reply_defer_array(&c->out, mark, n);
+}
+
+static void numsub_reply(struct client *c, int kind)
+{
+    reply_array(&c->out, (long long)(c->argc - 2) * 2); /* a flat array in RESP3 too, as Redis */
+    pthread_rwlock_rdlock(&reg_lock);
+    for (int i = 2; i < c->argc; i++) {
+        const struct gname *g = (const struct gname *)dict_find(reg[kind], c->argv[i], c->argvlen[i]);
+        reply_bulk(&c->out, c->argv[i], c->argvlen[i]);
+        reply_int(&c->out, g ? g->total : 0);
+    }
+    pthread_rwlock_unlock(&reg_lock);
+}
+
+void pubsub_command(struct client *c)
+{
+    static const char *const help[] = {
+        "PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "CHANNELS [<pattern>]",
+        "    Return the currently active channels matching a <pattern> (default: '*').",
+        "NUMPAT",
+        "    Return number of subscriptions to patterns.",
+        "NUMSUB [<channel> ...]",
+        "    Return the number of subscribers for the specified channels, excluding",
+        "    pattern subscriptions(default: no channels).",
+        "SHARDCHANNELS [<pattern>]",
+        "    Return the currently active shard level channels matching a <pattern> (default: '*').",
+        "SHARDNUMSUB [<shardchannel> ...]",
+        "    Return the number of subscribers for the specified shard level channel(s)",
+        "HELP",
+        "    Print this help.",
+    };
+    const char *sub = c->cmd->name + 7; /* after "pubsub|" */
+    if ((!strcmp(sub, "channels") || !strcmp(sub, "shardchannels")) && c->argc > 3) {
+        reply_errorf(&c->out, "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try PUBSUB HELP.",
+                     (int)(c->argvlen[1] > 128 ? 128 : c->argvlen[1]), c->argv[1]);
+        return;
+    }
+    if (!strcmp(sub, "help")) {
+        reply_array(&c->out, (long long)(sizeof(help) / sizeof(help[0])));
+        for (size_t i = 0; i < sizeof(help) / sizeof(help[0]); i++)
+            reply_status(&c->out, help[i]);
+    } else if (!strcmp(sub, "channels")) {
+        channels_reply(c, PS_CHAN);
+    } else if (!strcmp(sub, "shardchannels")) {
+        channels_reply(c, PS_SHARD);
+    } else if (!strcmp(sub, "numsub")) {
+        numsub_reply(c, PS_CHAN);
+    } else if (!strcmp(sub, "shardnumsub")) {
+        numsub_reply(c, PS_SHARD);
+    } else if (!strcmp(sub, "numpat")) {
+        reply_int(&c->out, pubsub_num_patterns());
+    }
+}

@@ -1,0 +1,28 @@
+/* pubsub.h - Redis pub/sub across worker threads (cmd/pubsub.c).
+ *
+ * Each worker keeps its own subscriber maps (channel -> its local
+ * clients, shard channel -> clients, pattern -> clients), touched only by
+ * that worker.  A global registry maps every channel / shard channel /
+ * pattern to per-worker subscriber counts under one rwlock.  PUBLISH reads
+ * the registry, delivers to its own worker's subscribers inline and posts
+ * one job per other worker that has receivers.  See docs/architecture.md. */
+#ifndef HK_PUBSUB_H
+#define HK_PUBSUB_H
+
+#include "../server.h"
+
+void pubsub_init(int nworkers);
+/* Drop every subscription of c without replies (RESET, client close).
+ * Owner thread only. */
+void pubsub_client_gone(struct client *c);
+/* CLIENT LIST fields (owner thread). */
+long pubsub_client_channels(const struct client *c);
+long pubsub_client_patterns(const struct client *c);
+long pubsub_client_shard(const struct client *c);
+/* INFO fields. */
+long pubsub_num_channels(void);
+long pubsub_num_patterns(void);
+long pubsub_num_shard_channels(void);
+long pubsub_num_clients(void);
+
+#endif
