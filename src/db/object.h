@@ -38,7 +38,8 @@ struct type_ops {
     size_t (*effort)(const void *p, uint8_t enc);
 };
 
-/* Defined by the type modules. A NULL member means "not implemented yet". */
+/* Defined by the type modules (t_list.c, t_hash.c, t_set.c, t_zset.c);
+ * obj_ops() returns NULL for strings, whose value is inline bytes. */
 extern const struct type_ops list_type_ops, hash_type_ops, set_type_ops, zset_type_ops;
 const struct type_ops *obj_ops(uint8_t type);
 
