@@ -7,7 +7,7 @@ SANITIZER ?=
 OPT ?= -O2
 BUILD ?= build$(if $(SANITIZER),-$(SANITIZER),)
 WARN := -Wall -Wextra -Werror -Wno-missing-field-initializers
-CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -g $(WARN) -pthread -MMD -MP
+CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -g $(WARN) -pthread -MMD -MP -I/usr/include/lua5.1
 ifeq ($(SANITIZER),address)
   SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
   MALLOC_LIB :=
@@ -22,9 +22,9 @@ else
 endif
 CFLAGS := $(CFLAGS_BASE) $(OPT) $(SANFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS := -pthread $(SANFLAGS)
-LDLIBS := $(MALLOC_LIB) -lm
+LDLIBS := $(MALLOC_LIB) -llua5.1 -lm
 
-SRCS := $(wildcard src/base/*.c src/proto/*.c src/ds/*.c src/db/*.c src/net/*.c src/cmd/*.c src/config/*.c) src/server.c
+SRCS := $(wildcard src/base/*.c src/proto/*.c src/ds/*.c src/db/*.c src/net/*.c src/cmd/*.c src/config/*.c src/script/*.c) src/server.c
 OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRCS))
 MAIN_OBJ := $(BUILD)/obj/main.o
 

@@ -6,11 +6,17 @@ set -euo pipefail
 PKGS=(
   gcc make                      # the compiler and build
   libjemalloc-dev               # the allocator (and its statistics for INFO)
+  liblua5.1-0-dev               # Lua 5.1, the scripting engine Redis uses (EVAL, FUNCTION)
   clang libclang-rt-14-dev      # libFuzzer for `make fuzz`, clang -Werror check
   redis-server redis-tools      # the reference server and redis-cli/redis-benchmark
   python3 python3-redis python3-pytest   # integration tests (Debian's python3)
   valgrind                      # callgrind instruction counts in bench/
 )
+# Node.js and npm run the BullMQ end-to-end test (tests/e2e/bullmq); a
+# machine that already has node/npm on PATH (e.g. from nodesource) keeps it.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  PKGS+=(nodejs npm)
+fi
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -21,6 +21,10 @@ make -j"$JOBS" CC=clang BUILD=build-clang all
 step "unit tests (release)"
 ./build/unit-tests
 
+step "end-to-end packages (npm ci: BullMQ for test_bullmq.py)"
+(cd tests/e2e/bullmq && npm ci --no-audit --no-fund --loglevel=error)
+export HOTKV_REQUIRE_E2E=1
+
 step "integration tests (release)"
 HOTKV_BIN=build/hotkv-server $PY -m pytest -q -p no:cacheprovider tests/integration
 

@@ -18,6 +18,7 @@
 #include "base/mem.h"
 #include "base/util.h"
 #include "cmd/commands.h"
+#include "cmd/notify.h"
 #include "config/config.h"
 #include "server.h"
 #include "db/object.h"
@@ -111,6 +112,7 @@ int server_main(int argc, char **argv)
     log_msg(LL_NOTICE, "oO0OoO0OoO0Oo HotKV is starting oO0OoO0OoO0Oo");
     log_msg(LL_NOTICE, "HotKV version=%s, redis_compat=%s, bits=64, pid=%d, just started", HOTKV_VERSION, REDIS_COMPAT_VERSION, (int)getpid());
     db_init(cfg.databases);
+    notify_init();
     lazyfree_start();
     if (workers_start(cfg.threads) < 0) {
         log_msg(LL_WARNING, "Failed listening on port %d (tcp), aborting.", cfg.port);

@@ -86,6 +86,10 @@ extern struct config cfg;
 #define CF_DENY_BLOCKING 0x1000  /* blocking commands reply the timeout now (MULTI, scripts) */
 #define CF_RESUME 0x2000         /* on the worker's resume list */
 #define CF_PUBSUB 0x4000         /* holds a (p/s)subscription (flag P, obuf class pubsub) */
+#define CF_TRACKING 0x8000       /* CLIENT TRACKING on (cmd/tracking.c; mode in c->trk) */
+#define CF_PENDING_PUSH 0x10000  /* on the worker's push list (net/worker.c) */
+#define CF_SCRIPT 0x20000        /* a script's client (redis.call): SORT orders set output */
+#define CF_EXECUTING 0x40000     /* inside cmd_execute: pushes go to c->pushbuf until the reply is done */
 
 struct worker;
 struct cmd;
@@ -127,6 +131,10 @@ struct client {
     struct waiter *blocked;             /* db/blocking.c, NULL if not blocked */
     struct client *resume_next;         /* worker's resume list */
     struct dict *ps_subs[3];            /* cmd/pubsub.c: channels, patterns, shard channels held */
+    struct multi_state *ms;             /* cmd/multi.c: MULTI queue and WATCHed keys (NULL: never used) */
+    struct tracking_client *trk;        /* cmd/tracking.c: tracking mode, redirect, prefixes (NULL: never used) */
+    struct client *push_next;           /* worker's push list */
+    struct reply *pushbuf;              /* pushes that arrived mid-command (client_push_target) */
 };
 
 /* Argument helpers for handlers. */
@@ -256,9 +264,10 @@ struct worker {
     struct client *clients;           /* list head */
     int nclients;
     struct client *pending_write;     /* replies to flush this loop turn */
+    struct client *push_head, *push_tail; /* pushed output (pub/sub), written FIFO with a per-turn budget */
     struct client *resume;            /* unblocked clients whose input to run */
     pthread_mutex_t jlock;
-    struct job *jobs;                 /* MPSC: pushed under jlock */
+    struct job *jobs, *jobs_tail;     /* MPSC FIFO: pushed and popped under jlock */
     struct worker_stats stats;
     unsigned expire_cursor;
     long long next_cron_ms;
@@ -288,6 +297,15 @@ void client_free_args(struct client *c);
  * queue it for writing and apply the output-buffer limit (a client over
  * it is closed once the loop turn ends).  Owner thread only. */
 void client_output_ready(struct client *c);
+/* Same for pushed output that is not a command's reply (pub/sub messages,
+ * invalidations): written FIFO, a bounded number of clients per loop turn,
+ * so a big fan-out never stalls the worker's other clients. */
+void client_push_ready(struct client *c);
+/* Where a push message (pub/sub, invalidation) for c is appended: c->out,
+ * or, while c's own command is running (its worker ran jobs mid-command,
+ * e.g. waiting for a slot lock), a side buffer that cmd_execute appends
+ * after the command's reply, so a push never lands inside a reply. */
+struct reply *client_push_target(struct client *c);
 
 /* Stats summed over workers (approximate while they run). */
 void stats_sum(struct worker_stats *out);

@@ -52,7 +52,10 @@
 #include "../db/blocking.h"
 #include "../db/object.h"
 #include "commands.h"
+#include "multi.h"
+#include "../script/script.h"
 #include "pubsub.h"
+#include "tracking.h"
 
 /* ------------------------------------------------------- text builder --- */
 struct sbuf {
@@ -226,7 +229,7 @@ static void keyspace_counts(unsigned long long *keys, unsigned long long *expire
     memset(keys, 0, sizeof(*keys) * (size_t)ndb);
     memset(expires, 0, sizeof(*expires) * (size_t)ndb);
     for (unsigned s = 0; s < NSLOTS; s++) {
-        spin_lock(&ks.locks[s]);
+        slot_lock_self(s);
         for (int d = 0; d < ndb; d++) {
             const struct table *t = ks.dbs[d]->t[s];
             if (t) {
@@ -234,7 +237,7 @@ static void keyspace_counts(unsigned long long *keys, unsigned long long *expire
                 expires[d] += t->expires;
             }
         }
-        spin_unlock(&ks.locks[s]);
+        slot_unlock_self(s);
     }
 }
 
@@ -319,7 +322,7 @@ static void info_clients(struct sbuf *b, struct client *c)
     sb_printf(b, "client_recent_max_input_buffer:%zu\r\n", max_in);
     sb_printf(b, "client_recent_max_output_buffer:%zu\r\n", max_out);
     sb_printf(b, "blocked_clients:%lld\r\n", blocking_clients());
-    sb_printf(b, "tracking_clients:0\r\n");
+    sb_printf(b, "tracking_clients:%ld\r\n", tracking_num_clients());
     sb_printf(b, "clients_in_timeout_table:%lld\r\n", blocking_timeouts());
     sb_printf(b, "total_watched_keys:0\r\n");
     sb_printf(b, "total_blocking_keys:%lld\r\n", blocking_keys());
@@ -367,6 +370,27 @@ static void info_memory(struct sbuf *b, unsigned long long total_keys)
     sb_printf(b, "used_memory_dataset:%llu\r\n", used > startup ? used - startup : 0);
     sb_printf(b, "total_system_memory:%llu\r\n", sysmem);
     sb_printf(b, "total_system_memory_human:%s\r\n", h5);
+    {
+        /* Scripting (script/script.c): the two Lua VMs and the caches. */
+        struct script_info si;
+        char hl[32], ht[32], hs[32];
+        script_get_info(&si);
+        bytes_human(hl, sizeof(hl), (unsigned long long)si.vm_eval);
+        bytes_human(ht, sizeof(ht), (unsigned long long)(si.vm_eval + si.vm_functions));
+        bytes_human(hs, sizeof(hs), (unsigned long long)si.scripts_mem);
+        sb_printf(b, "used_memory_lua:%lld\r\n", si.vm_eval);
+        sb_printf(b, "used_memory_vm_eval:%lld\r\n", si.vm_eval);
+        sb_printf(b, "used_memory_lua_human:%s\r\n", hl);
+        sb_printf(b, "used_memory_scripts_eval:%lld\r\n", si.scripts_mem);
+        sb_printf(b, "number_of_cached_scripts:%lld\r\n", si.cached_scripts);
+        sb_printf(b, "number_of_functions:%lld\r\n", si.functions);
+        sb_printf(b, "number_of_libraries:%lld\r\n", si.libraries);
+        sb_printf(b, "used_memory_vm_functions:%lld\r\n", si.vm_functions);
+        sb_printf(b, "used_memory_vm_total:%lld\r\n", si.vm_eval + si.vm_functions);
+        sb_printf(b, "used_memory_vm_total_human:%s\r\n", ht);
+        sb_printf(b, "used_memory_scripts:%lld\r\n", si.scripts_mem);
+        sb_printf(b, "used_memory_scripts_human:%s\r\n", hs);
+    }
     sb_printf(b, "maxmemory:%lld\r\n", cfg.maxmemory);
     sb_printf(b, "maxmemory_human:%s\r\n", h4);
     sb_printf(b, "maxmemory_policy:%s\r\n", cfg.maxmemory_policy ? cfg.maxmemory_policy : "noeviction");
@@ -429,6 +453,9 @@ static void info_stats(struct sbuf *b, const struct worker_stats *st)
     sb_printf(b, "pubsubshard_channels:%ld\r\n", pubsub_num_shard_channels());
     sb_printf(b, "latest_fork_usec:0\r\n");
     sb_printf(b, "total_forks:0\r\n");
+    sb_printf(b, "tracking_total_keys:%lld\r\n", tracking_total_keys());
+    sb_printf(b, "tracking_total_items:%lld\r\n", tracking_total_items());
+    sb_printf(b, "tracking_total_prefixes:%lld\r\n", tracking_total_prefixes());
     sb_printf(b, "unexpected_error_replies:%llu\r\n", st->unexpected_errors);
     sb_printf(b, "total_error_replies:%llu\r\n", st->errors);
 }
@@ -720,6 +747,16 @@ static const struct cmd_doc cmd_docs[] = {
     {"client|no-touch", "Keep this connection's reads from changing key access times", "O(1)", ONOFF, NULL, NULL, NULL},
     {"client|reply", "Switch replies to this connection on or off", "O(1)",
      "action:oneof(on:pure-token off:pure-token skip:pure-token)", NULL, NULL, NULL},
+    {"client|tracking", "Turn server-assisted client-side caching on or off for this connection",
+     "O(1), more with many prefixes",
+     "status:oneof(on:pure-token off:pure-token) client-id:integer?=REDIRECT prefix:string?*=PREFIX bcast:pure-token? "
+     "optin:pure-token? optout:pure-token? noloop:pure-token?",
+     NULL, NULL, NULL},
+    {"client|caching", "Choose whether the next command's keys are tracked (OPTIN / OPTOUT modes)", "O(1)",
+     "mode:oneof(yes:pure-token no:pure-token)", NULL, NULL, NULL},
+    {"client|getredir", "Return the client ID that receives this connection's invalidations", "O(1)", NULL, NULL, NULL,
+     NULL},
+    {"client|trackinginfo", "Describe this connection's client-side caching mode", "O(1)", NULL, NULL, NULL, NULL},
     /* server */
     {"info", "Return server information and statistics as text", "O(1)", "section:string?*", NULL, NULL,
      "nondeterministic_output request_policy:all_shards response_policy:special"},
@@ -780,6 +817,7 @@ static const struct cmd_doc cmd_docs[] = {
 #include "t_hash.docs"
 #include "t_set.docs"
 #include "t_zset.docs"
+#include "t_stream.docs"
 #include "t_sort.docs"
 };
 #define NDOCS (sizeof(cmd_docs) / sizeof(cmd_docs[0]))
@@ -1524,10 +1562,10 @@ static void debug_populate(struct client *c)
             vlen = (size_t)size;
         }
         slot = key_slot(kbuf, klen);
-        spin_lock(&ks.locks[slot]);
+        slot_lock_self(slot);
         if (!db_get(c->db, slot, kbuf, klen, LK_NOTOUCH | LK_NOSTATS))
             db_add(c->db, slot, entry_new_string(kbuf, klen, v, vlen, -1));
-        spin_unlock(&ks.locks[slot]);
+        slot_unlock_self(slot);
     }
     if (kbuf != kstack)
         hk_free(kbuf);
@@ -1571,7 +1609,7 @@ static void debug_object(struct client *c)
     struct entry *e;
     char out[256];
 
-    spin_lock(&ks.locks[slot]);
+    slot_lock_self(slot);
     e = db_get(c->db, slot, c->argv[2], c->argvlen[2], LK_NOTOUCH | LK_NOSTATS);
     if (e) {
         uint32_t now = lru_clock_now & 0xffffff, lru = e->lru & 0xffffff;
@@ -1580,7 +1618,7 @@ static void debug_object(struct client *c)
                  "Value at:%p refcount:1 encoding:%s serializedlength:%zu lru:%u lru_seconds_idle:%llu", (void *)e,
                  encoding_name(e), serialized_len(e), (unsigned)lru, idle);
     }
-    spin_unlock(&ks.locks[slot]);
+    slot_unlock_self(slot);
     if (!e)
         reply_error(&c->out, ERR_NO_KEY);
     else

@@ -16,6 +16,9 @@
 #include "../base/util.h"
 #include "../db/blocking.h"
 #include "commands.h"
+#include "multi.h"
+#include "tracking.h"
+#include "../script/script.h"
 
 #define W CMD_WRITE
 #define R CMD_READONLY
@@ -65,6 +68,10 @@ static struct cmd client_subs[] = {
     C("client|no-evict", client_command, 3, ADM | NS | LD | ST, 0, 0, 0, A_ADM | A_S | A_DNG | A_CONN, "connection", "7.0.0"),
     C("client|no-touch", client_command, 3, NS | LD | ST, 0, 0, 0, A_S | A_CONN, "connection", "7.2.0"),
     C("client|reply", client_command, 3, NS | LD | ST, 0, 0, 0, A_S | A_CONN, "connection", "3.2.0"),
+    C("client|tracking", client_tracking_command, -3, NS | LD | ST, 0, 0, 0, A_S | A_CONN, "connection", "6.0.0"),
+    C("client|caching", client_caching_command, 3, NS | LD | ST, 0, 0, 0, A_S | A_CONN, "connection", "6.0.0"),
+    C("client|getredir", client_getredir_command, 2, NS | LD | ST, 0, 0, 0, A_S | A_CONN, "connection", "6.0.0"),
+    C("client|trackinginfo", client_trackinginfo_command, 2, NS | LD | ST, 0, 0, 0, A_S | A_CONN, "connection", "6.2.0"),
     C("client|help", client_command, 2, LD | ST, 0, 0, 0, A_S | A_CONN, "connection", "5.0.0"),
     END,
 };
@@ -115,9 +122,27 @@ static struct cmd pubsub_subs[] = {
     END,
 };
 
+#define A_SCR ACL_SCRIPTING
 static struct cmd function_subs[] = {
-    C("function|flush", function_command, -2, W | NS, 0, 0, 0, A_W | A_S | ACL_SCRIPTING, "scripting", "7.0.0"),
-    C("function|help", function_command, 2, LD | ST, 0, 0, 0, A_S | ACL_SCRIPTING, "scripting", "7.0.0"),
+    C("function|delete", function_command, 3, W | NS, 0, 0, 0, A_W | A_S | A_SCR, "scripting", "7.0.0"),
+    C("function|dump", function_command, 2, NS, 0, 0, 0, A_S | A_SCR, "scripting", "7.0.0"),
+    C("function|flush", function_command, -2, W | NS, 0, 0, 0, A_W | A_S | A_SCR, "scripting", "7.0.0"),
+    C("function|help", function_command, 2, LD | ST, 0, 0, 0, A_S | A_SCR, "scripting", "7.0.0"),
+    C("function|kill", function_command, 2, NS | CMD_ALLOW_BUSY, 0, 0, 0, A_S | A_SCR, "scripting", "7.0.0"),
+    C("function|list", function_command, -2, NS, 0, 0, 0, A_S | A_SCR, "scripting", "7.0.0"),
+    C("function|load", function_command, -3, W | OOM | NS, 0, 0, 0, A_W | A_S | A_SCR, "scripting", "7.0.0"),
+    C("function|restore", function_command, -3, W | OOM | NS, 0, 0, 0, A_W | A_S | A_SCR, "scripting", "7.0.0"),
+    C("function|stats", function_command, 2, NS | CMD_ALLOW_BUSY, 0, 0, 0, A_S | A_SCR, "scripting", "7.0.0"),
+    END,
+};
+
+static struct cmd script_subs[] = {
+    C("script|debug", script_command, 3, NS, 0, 0, 0, A_S | A_SCR, "scripting", "3.2.0"),
+    C("script|exists", script_command, -3, NS, 0, 0, 0, A_S | A_SCR, "scripting", "2.6.0"),
+    C("script|flush", script_command, -2, NS, 0, 0, 0, A_S | A_SCR, "scripting", "2.6.0"),
+    C("script|help", script_command, 2, LD | ST, 0, 0, 0, A_S | A_SCR, "scripting", "5.0.0"),
+    C("script|kill", script_command, 2, NS | CMD_ALLOW_BUSY, 0, 0, 0, A_S | A_SCR, "scripting", "2.6.0"),
+    C("script|load", script_command, 3, NS | ST, 0, 0, 0, A_S | A_SCR, "scripting", "2.6.0"),
     END,
 };
 
@@ -187,7 +212,10 @@ struct cmd cmd_table[] = {
 #include "t_hash.tab"
 #include "t_set.tab"
 #include "t_zset.tab"
+#include "t_stream.tab"
 #include "t_sort.tab"
+#include "multi.tab"
+#include "../script/script.tab"
     /* connection */
     C("ping", ping_command, -1, F, 0, 0, 0, A_F | A_CONN, "connection", "1.0.0"),
     C("echo", echo_command, 2, F | LD | ST, 0, 0, 0, A_F | A_CONN, "connection", "1.0.0"),
@@ -212,6 +240,7 @@ struct cmd cmd_table[] = {
     CS("config", NULL, -2, 0, 0, 0, 0, A_S, "server", "2.0.0", config_subs),
     CS("command", command_command, -1, LD | ST, 0, 0, 0, A_S | A_CONN, "server", "2.8.13", command_subs),
     CS("function", NULL, -2, 0, 0, 0, 0, A_S, "scripting", "7.0.0", function_subs),
+    CS("script", NULL, -2, 0, 0, 0, 0, A_S, "scripting", "2.6.0", script_subs),
     C("time", time_command, 1, LD | ST | F, 0, 0, 0, A_F, "server", "2.6.0"),
     C("lastsave", lastsave_command, 1, LD | ST | F, 0, 0, 0, A_F | A_DNG, "server", "1.0.0"),
     C("debug", debug_command, -2, ADM | NS | LD | ST, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "1.0.0"),
@@ -381,6 +410,13 @@ static void unknown_command(struct client *c)
 }
 
 /* ---------------------------------------------------------- dispatch --- */
+static void reply_busy(struct client *c)
+{
+    reply_error(&c->out, atomic_load(&script_busy) == 2
+                             ? "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+                             : "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.");
+}
+
 #define MAX_STACK_KEYS 64
 
 void cmd_execute(struct client *c)
@@ -394,10 +430,13 @@ void cmd_execute(struct client *c)
         skip_set = 1;
     }
     c->out.muted = (c->flags & (CF_REPLY_OFF | CF_REPLY_SKIP)) != 0;
+    c->flags |= CF_EXECUTING;
     STAT_ADD(ws->commands, 1);
+    tracking_cmd_begin(c);
 
     if (!cmd) {
         unknown_command(c);
+        multi_flag_error(c);
         STAT_ADD(ws->errors, 1);
         goto done;
     }
@@ -408,11 +447,13 @@ void cmd_execute(struct client *c)
                 goto run;
             }
             reply_arity_error(c);
+            multi_flag_error(c);
             goto done;
         }
         const struct cmd *sub = cmd_lookup_sub(cmd, c->argv[1], c->argvlen[1]);
         if (!sub) {
             reply_unknown_subcommand(c);
+            multi_flag_error(c);
             STAT_ADD(ws->errors, 1);
             goto done;
         }
@@ -422,15 +463,11 @@ run:
     c->cmd = cmd;
     if ((cmd->arity > 0 && c->argc != cmd->arity) || (cmd->arity < 0 && c->argc < -cmd->arity)) {
         reply_arity_error(c);
-        STAT_ADD(ws->errors, 1);
-        STAT_ADD(ws->cmd_rejected[cmd->id], 1);
-        goto done;
+        goto rejected;
     }
     if (!c->authenticated && !(cmd->flags & CMD_NO_AUTH)) {
         reply_error(&c->out, ERR_NOAUTH);
-        STAT_ADD(ws->errors, 1);
-        STAT_ADD(ws->cmd_rejected[cmd->id], 1);
-        goto done;
+        goto rejected;
     }
     /* RESP2 subscribed mode: only the pub/sub context commands. */
     if ((c->flags & CF_PUBSUB) && c->out.resp == 2 && cmd->fn != ping_command && cmd->fn != subscribe_command &&
@@ -440,8 +477,21 @@ run:
         reply_errorf(&c->out,
                      "ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
                      cmd->name);
-        STAT_ADD(ws->errors, 1);
-        STAT_ADD(ws->cmd_rejected[cmd->id], 1);
+        goto rejected;
+    }
+    if ((cmd->flags & CMD_NO_MULTI) && c->ms && multi_in_progress(c)) {
+        reply_error(&c->out, "ERR Command not allowed inside a transaction");
+        goto rejected;
+    }
+    /* A script past busy-reply-threshold: only ALLOW_BUSY commands. */
+    if (atomic_load_explicit(&script_busy, memory_order_relaxed) && !(cmd->flags & CMD_ALLOW_BUSY)) {
+        reply_busy(c);
+        goto rejected;
+    }
+    if (c->ms && multi_in_progress(c) && cmd->fn != exec_command && cmd->fn != discard_command &&
+        cmd->fn != multi_command && cmd->fn != watch_command && cmd->fn != quit_command && cmd->fn != reset_command) {
+        multi_queue_command(c, cmd);
+        reply_status(&c->out, "QUEUED");
         goto done;
     }
     {
@@ -452,9 +502,12 @@ run:
         db_cmd_time_ms = t0 / 1000;
         db_notouch = (c->flags & CF_NO_TOUCH) && strcmp(cmd->name, "touch") != 0;
         if (cmd->flags & CMD_ALL_LOCKS) {
-            db_lock_all();
-            cmd->fn(c);
-            db_unlock_all();
+            if (db_lock_all_ex(1) < 0) {
+                reply_busy(c);
+            } else {
+                cmd->fn(c);
+                db_unlock_all();
+            }
         } else if (cmd->flags & CMD_SELF_LOCKING) {
             cmd->fn(c);
         } else {
@@ -472,13 +525,21 @@ run:
                 sl[i] = s;
             }
             if (nk == 1) {
-                spin_lock(&ks.locks[sl[0]]);
-                cmd->fn(c);
-                spin_unlock(&ks.locks[sl[0]]);
+                if (!spin_trylock(&ks.locks[sl[0]]) && db_lock_one_ex(sl[0], 1) < 0) {
+                    reply_busy(c);
+                } else {
+                    cmd->fn(c);
+                    tracking_remember_keys(c);
+                    spin_unlock(&ks.locks[sl[0]]);
+                }
             } else if (nk > 1) {
-                db_lock_slots(sl, nk);
-                cmd->fn(c);
-                db_unlock_slots(sl, nk);
+                if (db_lock_slots_ex(sl, nk, 1) < 0) {
+                    reply_busy(c);
+                } else {
+                    cmd->fn(c);
+                    tracking_remember_keys(c);
+                    db_unlock_slots(sl, nk);
+                }
             } else {
                 cmd->fn(c);
             }
@@ -501,8 +562,20 @@ run:
         }
         c->last_cmd = cmd;
     }
+    goto done;
+rejected:
+    multi_flag_error(c);
+    STAT_ADD(ws->errors, 1);
+    STAT_ADD(ws->cmd_rejected[cmd->id], 1);
 done:
     if (skip_set)
         c->flags &= ~CF_REPLY_SKIP;
     c->out.muted = 0;
+    c->flags &= ~CF_EXECUTING;
+    if (c->pushbuf && c->pushbuf->len) {
+        /* Pushes that arrived while the reply was being built. */
+        reply_raw(&c->out, c->pushbuf->buf, c->pushbuf->len);
+        c->pushbuf->len = 0;
+    }
+    tracking_cmd_end(c);
 }

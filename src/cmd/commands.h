@@ -31,7 +31,7 @@ cmd_fn info_command, config_command, time_command, lastsave_command, debug_comma
 cmd_fn subscribe_command, unsubscribe_command, psubscribe_command, punsubscribe_command, ssubscribe_command,
     sunsubscribe_command, publish_command, spublish_command, pubsub_command;
 
-/* function.c */
+/* script/function.c (FUNCTION; EVAL/SCRIPT/FCALL: script/script.h) */
 cmd_fn function_command;
 
 /* Collection types and SORT: each file's own header. */
@@ -40,6 +40,7 @@ cmd_fn function_command;
 #include "t_set.h"
 #include "t_sort.h"
 #include "t_zset.h"
+#include "t_stream.h"
 
 /* Helpers shared between files. */
 int getkeys_none(struct client *c, int *idx, int max);

@@ -14,7 +14,9 @@
 #include "../base/util.h"
 #include "../db/blocking.h"
 #include "commands.h"
+#include "multi.h"
 #include "pubsub.h"
+#include "tracking.h"
 
 void ping_command(struct client *c)
 {
@@ -174,6 +176,8 @@ void hello_command(struct client *c)
 void reset_command(struct client *c)
 {
     pubsub_client_gone(c);
+    multi_client_gone(c);
+    tracking_client_reset(c);
     c->db = 0;
     c->out.resp = 2;
     c->flags &= ~(CF_REPLY_OFF | CF_REPLY_SKIP | CF_REPLY_SKIP_NEXT | CF_NO_EVICT | CF_NO_TOUCH);
@@ -199,6 +203,9 @@ static void client_flags_str(const struct client *c, char *out)
         *p++ = 'b';
     if (c->flags & CF_PUBSUB)
         *p++ = 'P';
+    if (multi_in_progress(c))
+        *p++ = 'x';
+    p = tracking_flags_str(c, p);
     if (p == out)
         *p++ = 'N';
     *p = 0;
@@ -208,16 +215,17 @@ static size_t client_line(struct client *c, char *buf, size_t cap, const struct 
 {
     char fl[16];
     long long now = time_ms();
-    const char *cmd = c == self ? c->cmd->name : (c->last_cmd ? c->last_cmd->name : "NULL");
+    /* Inside EXEC the running command is EXEC (as Redis shows it). */
+    const char *cmd = c == self ? (multi_in_progress(c) ? "exec" : c->cmd->name) : (c->last_cmd ? c->last_cmd->name : "NULL");
     client_flags_str(c, fl);
     int n = snprintf(buf, cap,
-                     "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%ld psub=%ld ssub=%ld multi=-1 "
-                     "qbuf=%zu qbuf-free=%zu argv-mem=%zu multi-mem=0 rbs=%zu rbp=%zu obl=%zu oll=0 omem=%zu tot-mem=%zu "
-                     "events=r%s cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
+                     "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%ld psub=%ld ssub=%ld multi=%d "
+                     "qbuf=%zu qbuf-free=%zu argv-mem=%zu multi-mem=%zu rbs=%zu rbp=%zu obl=%zu oll=0 omem=%zu tot-mem=%zu "
+                     "events=r%s cmd=%s user=default redir=%lld resp=%d lib-name=%s lib-ver=%s\n",
                      (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "", (now - c->ctime_ms) / 1000,
-                     (now - c->last_ms) / 1000, fl, c->db, pubsub_client_channels(c), pubsub_client_patterns(c), pubsub_client_shard(c), c->qlen - c->qpos, c->qcap - c->qlen, (size_t)0, c->qcap,
+                     (now - c->last_ms) / 1000, fl, c->db, pubsub_client_channels(c), pubsub_client_patterns(c), pubsub_client_shard(c), multi_client_queued(c), c->qlen - c->qpos, c->qcap - c->qlen, (size_t)0, multi_client_mem(c), c->qcap,
                      c->qbuf_peak, c->out.len - c->sent, c->out.len > 16384 ? c->out.cap : (size_t)0,
-                     c->qcap + c->out.cap + sizeof(*c), (c->flags & CF_WANT_WRITE) ? "w" : "", cmd, c->out.resp,
+                     c->qcap + c->out.cap + sizeof(*c), (c->flags & CF_WANT_WRITE) ? "w" : "", cmd, tracking_redir(c), c->out.resp,
                      c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
     return n < 0 ? 0 : ((size_t)n >= cap ? cap - 1 : (size_t)n);
 }
@@ -557,6 +565,10 @@ void client_command(struct client *c)
     } else if (!strcmp(sub, "help")) {
         static const char *lines[] = {
             "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "CACHING (YES|NO)",
+            "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+            "GETREDIR",
+            "    Return the client ID we are redirecting to when tracking is enabled.",
             "GETNAME",
             "    Return the name of the current connection.",
             "ID",
@@ -581,6 +593,11 @@ void client_command(struct client *c)
             "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
             "UNBLOCK <clientid> [TIMEOUT|ERROR]",
             "    Unblock the specified blocked client.",
+            "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+            "         [OPTIN] [OPTOUT] [NOLOOP]",
+            "    Control server assisted client side caching.",
+            "TRACKINGINFO",
+            "    Report tracking status for the current connection.",
             "HELP",
             "    Print this help.",
         };

@@ -20,6 +20,8 @@
 #include "../db/blocking.h"
 #include "../db/object.h"
 #include "commands.h"
+#include "multi.h"
+#include "notify.h"
 
 static const char *type_name(int t)
 {
@@ -38,8 +40,12 @@ static const char *type_name(int t)
 static void del_generic(struct client *c)
 {
     long long n = 0;
-    for (int i = 1; i < c->argc; i++)
-        n += db_del(c->db, kslot(c, i), c->argv[i], c->argvlen[i]);
+    for (int i = 1; i < c->argc; i++) {
+        if (!db_del(c->db, kslot(c, i), c->argv[i], c->argvlen[i]))
+            continue;
+        KEY_MODIFIED(c, i, NOTIFY_GENERIC, "del");
+        n++;
+    }
     reply_int(&c->out, n);
 }
 
@@ -56,8 +62,9 @@ void unlink_command(struct client *c)
 void exists_command(struct client *c)
 {
     long long n = 0;
+    /* Read lookups, as Redis: hits/misses and "keymiss" count. */
     for (int i = 1; i < c->argc; i++)
-        n += db_get(c->db, kslot(c, i), c->argv[i], c->argvlen[i], LK_NOTOUCH | LK_NOSTATS) != NULL;
+        n += db_get(c->db, kslot(c, i), c->argv[i], c->argvlen[i], LK_NOTOUCH) != NULL;
     reply_int(&c->out, n);
 }
 
@@ -65,13 +72,13 @@ void touch_command(struct client *c)
 {
     long long n = 0;
     for (int i = 1; i < c->argc; i++)
-        n += db_get(c->db, kslot(c, i), c->argv[i], c->argvlen[i], LK_NOSTATS) != NULL;
+        n += db_get(c->db, kslot(c, i), c->argv[i], c->argvlen[i], 0) != NULL;
     reply_int(&c->out, n);
 }
 
 void type_command(struct client *c)
 {
-    struct entry *e = db_get(c->db, kslot(c, 1), c->argv[1], c->argvlen[1], LK_NOTOUCH | LK_NOSTATS);
+    struct entry *e = db_get(c->db, kslot(c, 1), c->argv[1], c->argvlen[1], LK_NOTOUCH);
     reply_status(&c->out, e ? type_name(e->type) : "none");
 }
 
@@ -102,16 +109,22 @@ static void rename_generic(struct client *c, int nx)
         return;
     }
     struct entry *n = entry_rekey(e, c->argv[2], c->argvlen[2]);
-    if (d)
+    if (d) {
         db_replace(c->db, s2, didx, n);
-    else
+        KEY_EVENT(c, 2, NOTIFY_NEW, "new"); /* Redis deletes, then adds */
+    } else {
         db_add(c->db, s2, n);
+    }
     signal_key_ready(c->db, s2, c->argv[2], c->argvlen[2]);
     /* The old entry's value now belongs to n (collection pointers are
      * moved, not copied): free only the shell. */
     idx = -1;
     e = db_get_idx(c->db, s1, c->argv[1], c->argvlen[1], LK_NOSTATS | LK_NOTOUCH | LK_NOEXPIRE, &idx);
     hk_free(db_unlink(c->db, s1, idx));
+    KEY_SIGNAL(c, 1);
+    KEY_SIGNAL(c, 2);
+    KEY_EVENT(c, 1, NOTIFY_GENERIC, "rename_from");
+    KEY_EVENT(c, 2, NOTIFY_GENERIC, "rename_to");
     if (nx)
         reply_int(&c->out, 1);
     else
@@ -160,7 +173,7 @@ void copy_command(struct client *c)
         reply_error(&c->out, "ERR source and destination objects are the same");
         return;
     }
-    struct entry *e = db_get(c->db, kslot(c, 1), c->argv[1], c->argvlen[1], LK_NOSTATS | LK_NOTOUCH);
+    struct entry *e = db_get(c->db, kslot(c, 1), c->argv[1], c->argvlen[1], 0); /* a read, as Redis */
     if (!e) {
         reply_int(&c->out, 0);
         return;
@@ -172,11 +185,15 @@ void copy_command(struct client *c)
     }
     /* Strings are copied bytewise; collection types (issue 4) deep-copy. */
     struct entry *n = entry_dup(e, c->argv[2], c->argvlen[2], 1);
-    if (d)
+    if (d) {
         db_replace(dst, kslot(c, 2), didx, n);
-    else
+        notify_keyspace_event(NOTIFY_NEW, "new", c->argv[2], c->argvlen[2], dst); /* Redis deletes, then adds */
+    } else {
         db_add(dst, kslot(c, 2), n);
+    }
     signal_key_ready(dst, kslot(c, 2), c->argv[2], c->argvlen[2]);
+    signal_modified_key(c, dst, kslot(c, 2), c->argv[2], c->argvlen[2]);
+    notify_keyspace_event(NOTIFY_GENERIC, "copy_to", c->argv[2], c->argvlen[2], dst);
     reply_int(&c->out, 1);
 }
 
@@ -203,6 +220,10 @@ void move_command(struct client *c)
     db_unlink(c->db, s, idx);
     db_add((int)v, s, e);
     signal_key_ready((int)v, s, c->argv[1], c->argvlen[1]);
+    signal_modified_key(c, c->db, s, c->argv[1], c->argvlen[1]);
+    signal_modified_key(c, (int)v, s, c->argv[1], c->argvlen[1]);
+    notify_keyspace_event(NOTIFY_GENERIC, "move_from", c->argv[1], c->argvlen[1], c->db);
+    notify_keyspace_event(NOTIFY_GENERIC, "move_to", c->argv[1], c->argvlen[1], (int)v);
     reply_int(&c->out, 1);
 }
 
@@ -289,7 +310,7 @@ void scan_command(struct client *c)
     long long n = 0, now = time_ms();
     unsigned s = cursor >= NSLOTS ? NSLOTS : (unsigned)cursor;
     while (s < NSLOTS && n < count) {
-        spin_lock(&ks.locks[s]);
+        slot_lock_self(s);
         struct table *t = ks.dbs[c->db]->t[s];
         for (uint32_t i = 0; t && i < t->cap; i++) {
             if (!table_full(t, i))
@@ -307,7 +328,7 @@ void scan_command(struct client *c)
             reply_bulk(&c->out, entry_key(e), e->klen);
             n++;
         }
-        spin_unlock(&ks.locks[s]);
+        slot_unlock_self(s);
         s++;
     }
     reply_defer_array(&c->out, mark, n);
@@ -332,7 +353,7 @@ void randomkey_command(struct client *c)
     unsigned start = (unsigned)(rand64() % NSLOTS);
     for (unsigned k = 0; k < NSLOTS; k++) {
         unsigned s = (start + k) % NSLOTS;
-        spin_lock(&ks.locks[s]);
+        slot_lock_self(s);
         struct table *t = ks.dbs[c->db]->t[s];
         while (t && t->used) {
             uint32_t i = (uint32_t)(rand64() % t->cap);
@@ -341,14 +362,14 @@ void randomkey_command(struct client *c)
             struct entry *e = t->slots[i];
             if (key_live(e, time_ms())) {
                 reply_bulk(&c->out, entry_key(e), e->klen);
-                spin_unlock(&ks.locks[s]);
+                slot_unlock_self(s);
                 return;
             }
             /* Expired: delete it, as a lookup would, and try again. */
             db_get(c->db, s, entry_key(e), e->klen, LK_NOSTATS);
             t = ks.dbs[c->db]->t[s];
         }
-        spin_unlock(&ks.locks[s]);
+        slot_unlock_self(s);
     }
     reply_null(&c->out);
 }
@@ -396,6 +417,8 @@ static int flush_mode(struct client *c, int *async)
 
 static void flush_dbs(int from, int to, int async)
 {
+    for (int d = from; d < to; d++)
+        blocking_signal_db(d); /* served after the flush: XREADGROUP waiters of deleted streams */
     if (!async) {
         for (int d = from; d < to; d++)
             db_flush(d);
@@ -428,6 +451,7 @@ void flushdb_command(struct client *c)
     int async;
     if (flush_mode(c, &async) < 0)
         return;
+    signal_flushed_db(c, c->db);
     flush_dbs(c->db, c->db + 1, async);
     reply_ok(&c->out);
 }
@@ -437,6 +461,7 @@ void flushall_command(struct client *c)
     int async;
     if (flush_mode(c, &async) < 0)
         return;
+    signal_flushed_db(c, -1);
     flush_dbs(0, cfg.databases, async);
     reply_ok(&c->out);
 }
@@ -514,10 +539,13 @@ static void expire_generic(struct client *c, long long base, long long unit)
             return;
         }
     }
-    if (when <= db_now_ms())
+    if (when <= db_now_ms()) {
         db_del(c->db, s, c->argv[1], c->argvlen[1]);
-    else
+        KEY_MODIFIED(c, 1, NOTIFY_GENERIC, "del");
+    } else {
         db_set_expire(c->db, s, idx, when);
+        KEY_MODIFIED(c, 1, NOTIFY_GENERIC, "expire");
+    }
     reply_int(&c->out, 1);
 }
 
@@ -544,7 +572,7 @@ void pexpireat_command(struct client *c)
 /* mode: 0 TTL, 1 PTTL, 2 EXPIRETIME, 3 PEXPIRETIME */
 static void ttl_generic(struct client *c, int mode)
 {
-    struct entry *e = db_get(c->db, kslot(c, 1), c->argv[1], c->argvlen[1], LK_NOTOUCH | LK_NOSTATS);
+    struct entry *e = db_get(c->db, kslot(c, 1), c->argv[1], c->argvlen[1], LK_NOTOUCH);
     long long exp, ttl;
     if (!e) {
         reply_int(&c->out, -2);
@@ -602,6 +630,7 @@ void persist_command(struct client *c)
         return;
     }
     db_set_expire(c->db, kslot(c, 1), idx, -1);
+    KEY_MODIFIED(c, 1, NOTIFY_GENERIC, "persist");
     reply_int(&c->out, 1);
 }
 
@@ -745,6 +774,7 @@ void swapdb_command(struct client *c)
     }
     if (a != b) {
         db_swap((int)a, (int)b);
+        signal_swapdb((int)a, (int)b);
         /* Clients blocked in either database now see other values. */
         blocking_signal_db((int)a);
         blocking_signal_db((int)b);

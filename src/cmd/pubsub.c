@@ -16,10 +16,15 @@
  * tell which workers have receivers.  The message is shared (refcounted)
  * by one job per such worker (worker_post, FIFO per worker, so the order of
  * one publisher's messages is kept); the publisher's own worker delivers
- * inline.  Delivery looks the channel and patterns up in the worker's own
- * maps, so a subscriber that left in between is simply not found.  Slot
- * locks are never involved (SSUBSCRIBE / SPUBLISH are CMD_SELF_LOCKING:
- * their key positions are for COMMAND GETKEYS only). */
+ * inline (unless the publisher itself is subscribed, or the worker has
+ * internal publishes queued for itself: then through its own queue, which
+ * keeps a thread's messages in order; pubsub_publish_internal, used by
+ * keyspace notifications, always queues).  Delivery looks the channel and
+ * patterns up in the worker's own maps, so a subscriber that left in
+ * between is simply not found.  PUBLISH takes no slot lock (SSUBSCRIBE /
+ * SPUBLISH are CMD_SELF_LOCKING: their key positions are for COMMAND
+ * GETKEYS only); internal publishes run with the writer's slot locks held
+ * (the registry lock and job queues are leaves). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -82,6 +87,10 @@ static pthread_rwlock_t reg_lock = PTHREAD_RWLOCK_INITIALIZER;
 static struct dict *reg[PS_KINDS];
 static int reg_nworkers;
 static atomic_long pubsub_clients;
+/* Channels + patterns in the registry (not shard channels): an internal
+ * publish with none skips the registry lock (keyspace notifications
+ * enabled with nobody listening). */
+static atomic_long reg_listened;
 
 void pubsub_init(int n)
 {
@@ -162,11 +171,15 @@ static void reg_add(int kind, int wid, const char *name, size_t len, int delta)
         g->len = len;
         memcpy(g->name, name, len);
         dict_add(reg[kind], &g->link);
+        if (kind != PS_SHARD)
+            atomic_fetch_add_explicit(&reg_listened, 1, memory_order_relaxed);
     }
     g->cnt[wid] += delta;
     g->total += delta;
     if (g->total <= 0) {
         dict_remove(reg[kind], name, len);
+        if (kind != PS_SHARD)
+            atomic_fetch_sub_explicit(&reg_listened, 1, memory_order_relaxed);
         hk_free(g->cnt);
         hk_free(g);
     }
@@ -362,16 +375,18 @@ static void deliver_to(struct client *c, const char *word, const struct lname *p
 {
     if (c->flags & (CF_CLOSE_ASAP | CF_CLOSE_AFTER_REPLY))
         return;
-    int muted = c->out.muted;
-    c->out.muted = 0;
-    reply_push(&c->out, pat ? 4 : 3);
-    reply_bulk_cstr(&c->out, word);
+    struct reply *o = client_push_target(c);
+    int muted = o->muted;
+    o->muted = 0;
+    reply_push(o, pat ? 4 : 3);
+    reply_bulk_cstr(o, word);
     if (pat)
-        reply_bulk(&c->out, pat->name, pat->len);
-    reply_bulk(&c->out, m->ch, m->clen);
-    reply_bulk(&c->out, m->msg, m->mlen);
-    c->out.muted = muted;
-    client_output_ready(c);
+        reply_bulk(o, pat->name, pat->len);
+    reply_bulk(o, m->ch, m->clen);
+    reply_bulk(o, m->msg, m->mlen);
+    o->muted = muted;
+    if (o == &c->out)
+        client_push_ready(c);
 }
 
 /* Runs on worker w: deliver m to w's own subscribers. */
@@ -406,10 +421,27 @@ static void deliver_job(struct worker *w, void *arg)
     pmsg_release(m);
 }
 
-static void do_publish(struct client *c, int shard)
+/* Messages a worker queued for its own subscribers (internal publishes
+ * always do; see pubsub_publish_internal) and has not delivered yet.
+ * While there are some, PUBLISH on that worker queues too instead of
+ * delivering inline, so one thread's messages keep their order.  Touched
+ * only by the worker's own thread. */
+static _Thread_local long self_queued;
+
+static void deliver_self_job(struct worker *w, void *arg)
 {
-    const char *ch = c->argv[1], *msg = c->argv[2];
-    size_t clen = c->argvlen[1], mlen = c->argvlen[2];
+    self_queued--;
+    deliver_job(w, arg);
+}
+
+/* Publish msg on channel ch (shard: the shard-channel namespace) from the
+ * thread running worker self (NULL: not a worker thread).  Returns the
+ * receiver count Redis's PUBLISH replies.  self_inline: deliver to self's
+ * own subscribers now (PUBLISH); otherwise they get it through self's job
+ * queue like every other worker's (pubsub_publish_internal). */
+static long publish_msg(struct worker *self, const char *ch, size_t clen, const char *msg, size_t mlen, int shard,
+                        int self_inline)
+{
     int nw = reg_nworkers, stackcnt[64];
     int *cnt = nw <= 64 ? stackcnt : hk_malloc(sizeof(int) * (size_t)nw);
     long total = 0;
@@ -438,6 +470,7 @@ static void do_publish(struct client *c, int shard)
 
     if (total > 0) {
         struct pmsg *m = hk_malloc(sizeof(*m) + clen + mlen + 2);
+        struct worker *here = self_inline && !self_queued ? self : NULL;
         int jobs = 0;
         m->shard = shard;
         m->clen = clen;
@@ -449,19 +482,42 @@ static void do_publish(struct client *c, int shard)
         memcpy(m->msg, msg, mlen);
         m->msg[mlen] = 0;
         for (int i = 0; i < nw; i++)
-            if (cnt[i] > 0 && &workers[i] != c->w)
+            if (cnt[i] > 0 && &workers[i] != here)
                 jobs++;
         atomic_init(&m->refs, jobs + 1);
-        for (int i = 0; i < nw; i++)
-            if (cnt[i] > 0 && &workers[i] != c->w)
+        for (int i = 0; i < nw; i++) {
+            if (cnt[i] <= 0 || &workers[i] == here)
+                continue;
+            if (&workers[i] == self) {
+                self_queued++;
+                worker_post(&workers[i], deliver_self_job, m);
+            } else {
                 worker_post(&workers[i], deliver_job, m);
-        if (cnt[c->w->id] > 0)
-            deliver_local(c->w, m);
+            }
+        }
+        if (here && cnt[here->id] > 0)
+            deliver_local(here, m);
         pmsg_release(m);
     }
     if (cnt != stackcnt)
         hk_free(cnt);
-    reply_int(&c->out, total);
+    return total;
+}
+
+static void do_publish(struct client *c, int shard)
+{
+    /* A publisher that is itself a subscriber (RESP3) gets its message
+     * after the command's reply (Redis 7.2+, also inside MULTI / scripts):
+     * its worker's subscribers are then served through the job queue. */
+    int self_inline = !(c->flags & CF_PUBSUB);
+    reply_int(&c->out, publish_msg(c->w, c->argv[1], c->argvlen[1], c->argv[2], c->argvlen[2], shard, self_inline));
+}
+
+long pubsub_publish_internal(const char *ch, size_t clen, const char *msg, size_t mlen)
+{
+    if (!reg[PS_CHAN] || !atomic_load_explicit(&reg_listened, memory_order_relaxed))
+        return 0; /* before start-up, or nobody subscribed to anything */
+    return publish_msg(cur_worker, ch, clen, msg, mlen, 0, 0);
 }
 
 void publish_command(struct client *c)

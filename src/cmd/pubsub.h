@@ -15,6 +15,12 @@ void pubsub_init(int nworkers);
 /* Drop every subscription of c without replies (RESET, client close).
  * Owner thread only. */
 void pubsub_client_gone(struct client *c);
+/* Publish msg on channel ch from inside the server (keyspace events):
+ * any thread, slot locks may be held.  Every receiver, including those of
+ * the calling worker, gets it through its worker's job queue (FIFO), so
+ * the messages one thread publishes arrive in order, after the reply of the
+ * command being run.  Returns the number of receivers. */
+long pubsub_publish_internal(const char *ch, size_t clen, const char *msg, size_t mlen);
 /* CLIENT LIST fields (owner thread). */
 long pubsub_client_channels(const struct client *c);
 long pubsub_client_patterns(const struct client *c);

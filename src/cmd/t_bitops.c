@@ -17,6 +17,7 @@
 #include "../base/mem.h"
 #include "../base/util.h"
 #include "commands.h"
+#include "notify.h"
 
 #define ERR_BIT_OFFSET "ERR bit offset is not an integer or out of range"
 #define ERR_BIT_VALUE "ERR bit is not an integer or out of range"
@@ -150,8 +151,8 @@ static int parse_bit_offset(struct client *c, int i, int bf_bits, uint64_t *off)
 /* The string at argv[1] for writing, at least (maxbit / 8 + 1) bytes long:
  * created zero filled when missing, grown with zeros when shorter.  The
  * entry may move (the table slot is updated).  Replies WRONGTYPE and
- * returns NULL for other types. */
-static struct entry *string_for_bit_write(struct client *c, uint64_t maxbit)
+ * returns NULL for other types.  *dirty: the key was created or grown. */
+static struct entry *string_for_bit_write(struct client *c, uint64_t maxbit, int *dirty)
 {
     unsigned slot = kslot(c, 1);
     long idx = -1;
@@ -166,11 +167,14 @@ static struct entry *string_for_bit_write(struct client *c, uint64_t maxbit)
         reply_error(&c->out, ERR_STRING_SIZE);
         return NULL;
     }
+    *dirty = 1;
     if (!e) {
         e = entry_new(OBJ_STRING, c->argv[1], c->argvlen[1], (size_t)want, -1);
         memset(entry_val(e), 0, (size_t)want);
         db_add(c->db, slot, e);
-    } else if (e->vlen < want) {
+    } else if (e->vlen >= want) {
+        *dirty = 0;
+    } else {
         size_t old = e->vlen, need = entry_hdr(e) + e->klen + (size_t)want;
         if (hk_usable(e) < need) {
             /* Room to spare for growth a bit at a time, as APPEND does. */
@@ -223,12 +227,16 @@ void setbit_command(struct client *c)
         reply_error(&c->out, ERR_BIT_VALUE);
         return;
     }
-    e = string_for_bit_write(c, off);
+    int dirty;
+    e = string_for_bit_write(c, off, &dirty);
     if (!e)
         return;
     unsigned char *p = (unsigned char *)entry_val(e);
     int old = bit_get(p, off);
     bit_put(p, off, (int)v);
+    /* Only a real change is an event (Redis 7.2+). */
+    if (dirty || old != (int)v)
+        KEY_MODIFIED(c, 1, NOTIFY_STRING, "setbit");
     reply_int(&c->out, old);
 }
 
@@ -394,7 +402,8 @@ void bitop_command(struct client *c)
     long idx = -1;
     if (maxlen == 0) {
         /* Empty result: the destination is deleted. */
-        db_del(c->db, slot, c->argv[2], c->argvlen[2]);
+        if (db_del(c->db, slot, c->argv[2], c->argvlen[2]))
+            KEY_MODIFIED(c, 2, NOTIFY_GENERIC, "del");
         reply_int(&c->out, 0);
         goto out;
     }
@@ -448,6 +457,7 @@ void bitop_command(struct client *c)
         db_replace(c->db, slot, idx, ne);
     else
         db_add(c->db, slot, ne);
+    KEY_MODIFIED(c, 2, NOTIFY_STRING, "set");
     reply_int(&c->out, (long long)maxlen);
 out:
     if (src != stack_src) {
@@ -564,7 +574,8 @@ static int parse_bf_type(struct client *c, int i, unsigned char *sign, unsigned 
 static void bitfield_generic(struct client *c, int ro_cmd)
 {
     struct bf_op stack_ops[8], *ops = stack_ops;
-    int nops = 0, cap = 8, writes = 0, ow = OW_WRAP;
+    int nops = 0, cap = 8, writes = 0, ow = OW_WRAP, dirty = 0;
+    long changes = 0;
     uint64_t maxbit = 0;
     struct entry *e;
 
@@ -626,7 +637,7 @@ static void bitfield_generic(struct client *c, int ro_cmd)
     } else if (ro_cmd) {
         reply_error(&c->out, "ERR BITFIELD_RO only supports the GET subcommand");
         goto out;
-    } else if (!(e = string_for_bit_write(c, maxbit))) {
+    } else if (!(e = string_for_bit_write(c, maxbit, &dirty))) {
         goto out;
     }
 
@@ -672,8 +683,12 @@ static void bitfield_generic(struct client *c, int ro_cmd)
             continue;
         }
         field_put(p, o->off, o->bits, store);
+        if (dirty || store != raw)
+            changes++;
         reply_int(&c->out, ret);
     }
+    if (changes)
+        KEY_MODIFIED(c, 1, NOTIFY_STRING, "setbit");
 out:
     if (ops != stack_ops)
         hk_free(ops);

@@ -42,6 +42,7 @@
 #include "../ds/dict.h"
 #include "../ds/listpack.h"
 #include "commands.h"
+#include "notify.h"
 #include "t_common.h"
 
 /* The largest absolute field expiry accepted (ms), as Redis 7.4. */
@@ -929,10 +930,24 @@ static void hafter_delete(struct client *c, struct entry **ep)
     }
 }
 
+/* Fields of argv[1] removed because their TTL passed (lazily, or all of
+ * them for HRANDFIELD): Redis's "hexpired", "del" when the hash went with
+ * them, and the WATCH / tracking signal (no client: an expiry). */
+static void hexpired_event(struct client *c, int key_deleted)
+{
+    KEY_EVENT(c, 1, NOTIFY_HASH, "hexpired");
+    if (key_deleted)
+        KEY_EVENT(c, 1, NOTIFY_GENERIC, "del");
+    signal_modified_key(NULL, c->db, kslot(c, 1), c->argv[1], c->argvlen[1]);
+}
+
 /* Find field f for a command that accesses it: an expired field is deleted
- * on the way (with the key when it was the last one: *ep becomes NULL).
- * Returns 1 with *l set when the field is live. */
-static int hfield_live(struct client *c, struct entry **ep, const char *f, size_t flen, struct hloc *l)
+ * on the way (with the key when it was the last one: *ep becomes NULL),
+ * with its events; or, when expired is not NULL, counted there for the
+ * caller to announce once (HMGET).  Returns 1 with *l set when the field
+ * is live. */
+static int hfield_live_ex(struct client *c, struct entry **ep, const char *f, size_t flen, struct hloc *l,
+                          long *expired)
 {
     struct entry *e = *ep;
     if (!hfind(e, f, flen, l))
@@ -944,7 +959,16 @@ static int hfield_live(struct client *c, struct entry **ep, const char *f, size_
     count_expired(1);
     hafter_delete(c, ep);
     hattach_at(-1, 0, *ep);
+    if (expired)
+        (*expired)++;
+    else
+        hexpired_event(c, *ep == NULL);
     return 0;
+}
+
+static inline int hfield_live(struct client *c, struct entry **ep, const char *f, size_t flen, struct hloc *l)
+{
+    return hfield_live_ex(c, ep, f, flen, l, NULL);
 }
 
 /* hashTypeTryConversion's rule: convert before adding argv[from..to]
@@ -990,6 +1014,7 @@ static void hset_generic(struct client *c, int hmset)
         created += hash_set(e, c->argv[i], c->argvlen[i], c->argv[i + 1], c->argvlen[i + 1], 0);
     hfe_sync(c, e);
     hattach(c, e);
+    KEY_MODIFIED(c, 1, NOTIFY_HASH, "hset");
     if (hmset)
         reply_ok(&c->out);
     else
@@ -1026,6 +1051,7 @@ void hsetnx_command(struct client *c)
     hfe_sync(c, e);
     hattach(c, e);
     reply_int(&c->out, 1);
+    KEY_MODIFIED(c, 1, NOTIFY_HASH, "hset");
 }
 
 void hget_command(struct client *c)
@@ -1052,15 +1078,18 @@ void hmget_command(struct client *c)
     struct entry *e = hlookup(c, 0, &bad);
     if (bad)
         return;
+    long expired = 0;
     reply_array(&c->out, c->argc - 2);
     for (int i = 2; i < c->argc; i++) {
-        if (e && hfield_live(c, &e, c->argv[i], c->argvlen[i], &l)) {
+        if (e && hfield_live_ex(c, &e, c->argv[i], c->argvlen[i], &l, &expired)) {
             hloc_val(e, &l, &v);
             reply_lpv(&c->out, &v);
         } else {
             reply_null(&c->out);
         }
     }
+    if (expired)
+        hexpired_event(c, e == NULL); /* once, as Redis's HMGET */
 }
 
 void hdel_command(struct client *c)
@@ -1079,8 +1108,12 @@ void hdel_command(struct client *c)
             if (hash_length(e) == 0)
                 break;
         }
-        if (deleted)
+        if (deleted) {
             hafter_delete(c, &e);
+            KEY_MODIFIED(c, 1, NOTIFY_HASH, "hdel");
+            if (!e)
+                KEY_EVENT(c, 1, NOTIFY_GENERIC, "del");
+        }
         hattach(c, e);
     }
     reply_int(&c->out, deleted);
@@ -1229,6 +1262,7 @@ void hincrby_command(struct client *c)
     hfe_sync(c, e);
     hattach(c, e);
     reply_int(&c->out, value);
+    KEY_MODIFIED(c, 1, NOTIFY_HASH, "hincrby");
 }
 
 void hincrbyfloat_command(struct client *c)
@@ -1270,6 +1304,7 @@ void hincrbyfloat_command(struct client *c)
     hfe_sync(c, e);
     hattach(c, e);
     reply_bulk(&c->out, buf, (size_t)n);
+    KEY_MODIFIED(c, 1, NOTIFY_HASH, "hincrbyfloat");
 }
 
 /* ---------------------------------------------------------- HRANDFIELD --- */
@@ -1344,9 +1379,11 @@ static int hdrop_all_expired(struct client *c, struct entry **ep)
     if (!first || first > now)
         return 0;
     hdetach(*ep);
-    hash_drop_expired(*ep, now, LONG_MAX);
+    long n = hash_drop_expired(*ep, now, LONG_MAX);
     hafter_delete(c, ep);
     hattach_at(-1, 0, *ep);
+    if (n)
+        hexpired_event(c, *ep == NULL);
     return *ep == NULL;
 }
 
@@ -1719,6 +1756,8 @@ static void hexpire_generic(struct client *c, long long basetime, int seconds)
     if (n < 0)
         return;
     long long now = db_now_ms();
+    long updated = 0, deleted = 0;
+    int had = e != NULL;
     if (e)
         hdetach(e);
     reply_array(&c->out, n);
@@ -1727,7 +1766,10 @@ static void hexpire_generic(struct client *c, long long basetime, int seconds)
             reply_int(&c->out, -2);
             continue;
         }
-        reply_int(&c->out, hash_set_field_ttl(e, c->argv[i], c->argvlen[i], when, cond, now));
+        int r = hash_set_field_ttl(e, c->argv[i], c->argvlen[i], when, cond, now);
+        reply_int(&c->out, r);
+        updated += r == 1;
+        deleted += r == 2;
         if (hash_length(e) == 0) {
             hdelkey(c);
             e = NULL;
@@ -1736,6 +1778,13 @@ static void hexpire_generic(struct client *c, long long basetime, int seconds)
     if (e) {
         hfe_sync(c, e);
         hattach(c, e);
+    }
+    /* Redis 7.4 (hashTypeSetExDone): "hdel" when a field went (a time in
+     * the past), else "hexpire"; "del" when the hash went with them. */
+    if (had && updated + deleted > 0) {
+        KEY_MODIFIED(c, 1, NOTIFY_HASH, deleted ? "hdel" : "hexpire");
+        if (!e)
+            KEY_EVENT(c, 1, NOTIFY_GENERIC, "del");
     }
 }
 
@@ -1815,11 +1864,17 @@ void hpersist_command(struct client *c)
     long long now = db_now_ms();
     if (e)
         hdetach(e);
+    int changed = 0;
     reply_array(&c->out, n);
-    for (int i = 4; i < c->argc; i++)
-        reply_int(&c->out, e ? hash_persist_field(e, c->argv[i], c->argvlen[i], now) : -2);
+    for (int i = 4; i < c->argc; i++) {
+        int r = e ? hash_persist_field(e, c->argv[i], c->argvlen[i], now) : -2;
+        changed |= r == 1;
+        reply_int(&c->out, r);
+    }
     if (e) {
         hfe_sync(c, e);
         hattach(c, e);
     }
+    if (changed)
+        KEY_MODIFIED(c, 1, NOTIFY_HASH, "hpersist");
 }

@@ -28,6 +28,7 @@
 #include "../ds/listpack.h"
 #include "../ds/quicklist.h"
 #include "commands.h"
+#include "notify.h"
 #include "t_common.h"
 
 int list_compress_depth = 0;
@@ -200,6 +201,30 @@ static int after_removal(struct client *c, int i, struct entry *e)
     }
     shrink_check(e);
     return 0;
+}
+
+/* Redis's order after elements left the list at argv[i] (pops, LREM,
+ * LTRIM): the event, the key deleted when empty ("del"), then the WATCH /
+ * tracking signal.  1 if the key was deleted. */
+static int removed_event(struct client *c, int i, struct entry *e, const char *event)
+{
+    int del;
+    KEY_EVENT(c, i, NOTIFY_LIST, event);
+    del = after_removal(c, i, e);
+    if (del)
+        KEY_EVENT(c, i, NOTIFY_GENERIC, "del");
+    KEY_SIGNAL(c, i);
+    return del;
+}
+
+static inline const char *pop_event(int where)
+{
+    return where == LHEAD ? "lpop" : "rpop";
+}
+
+static inline const char *push_event(int where)
+{
+    return where == LHEAD ? "lpush" : "rpush";
 }
 
 static void push_one(struct entry *e, int where, const char *s, size_t len)
@@ -395,6 +420,7 @@ static void push_generic(struct client *c, int where, int xx)
             ql_push(ql, where, c->argv[j], c->argvlen[j]);
         reply_int(&c->out, (long long)ql->count);
     }
+    KEY_MODIFIED(c, 1, NOTIFY_LIST, push_event(where));
     signal_key_ready(c->db, kslot(c, 1), c->argv[1], c->argvlen[1]);
 }
 
@@ -449,7 +475,7 @@ static void pop_generic(struct client *c, int where)
         pop_one_reply(c, e, where);
     else
         pop_many_reply(c, e, where, count);
-    after_removal(c, 1, e);
+    removed_event(c, 1, e, pop_event(where));
 }
 
 void lpop_command(struct client *c)
@@ -623,6 +649,7 @@ void lset_command(struct client *c)
     }
     reply_ok(&c->out);
     shrink_check(e);
+    KEY_MODIFIED(c, 1, NOTIFY_LIST, "lset");
 }
 
 void linsert_command(struct client *c)
@@ -675,6 +702,7 @@ void linsert_command(struct client *c)
         reply_int(&c->out, -1);
         return;
     }
+    KEY_MODIFIED(c, 1, NOTIFY_LIST, "linsert");
     reply_int(&c->out, (long long)list_length(e));
     signal_key_ready(c->db, kslot(c, 1), c->argv[1], c->argvlen[1]);
 }
@@ -713,10 +741,8 @@ void lrem_command(struct client *c)
         }
     }
     lit_end(&it);
-    if (list_length(e) == 0)
-        db_del(c->db, kslot(c, 1), c->argv[1], c->argvlen[1]);
-    else if (removed)
-        shrink_check(e);
+    if (removed)
+        removed_event(c, 1, e, "lrem");
     reply_int(&c->out, removed);
 }
 
@@ -745,7 +771,7 @@ void ltrim_command(struct client *c)
     del_range(e, 0, (size_t)ltrim);
     if (rtrim)
         del_range(e, (size_t)(len - ltrim - rtrim), (size_t)rtrim);
-    after_removal(c, 1, e);
+    removed_event(c, 1, e, "ltrim");
     reply_ok(&c->out);
 }
 
@@ -807,10 +833,11 @@ static void lmove_generic(struct client *c, int from, int to)
         dst = create_list(c, 2);
     grow_check(dst, bytes, 1);
     push_one(dst, to, val, vlen);
+    KEY_MODIFIED(c, 2, NOTIFY_LIST, push_event(to));
     reply_bulk(&c->out, val, vlen);
     hk_free(heap);
     signal_key_ready(c->db, kslot(c, 2), c->argv[2], c->argvlen[2]);
-    after_removal(c, 1, src);
+    removed_event(c, 1, src, pop_event(from));
 }
 
 void lmove_command(struct client *c)
@@ -846,7 +873,7 @@ static int serve_pop(struct client *c, int first, int n, int where, long long co
             pop_one_reply(c, e, where);
         else
             pop_many_reply(c, e, where, count);
-        after_removal(c, i, e);
+        removed_event(c, i, e, pop_event(where));
         return 1;
     }
     return 0;

@@ -30,6 +30,7 @@
 #include "../ds/intset.h"
 #include "../ds/listpack.h"
 #include "commands.h"
+#include "notify.h"
 #include "t_common.h"
 
 /* ---------------------------------------------------------- members --- */
@@ -639,23 +640,32 @@ static struct entry *lookup_set_w(struct client *c, int i, int *wrong, long *idx
     return e;
 }
 
+static int del_key(struct client *c, int i)
+{
+    return db_del(c->db, kslot(c, i), c->argv[i], c->argvlen[i]);
+}
+
+/* The destination of a *STORE went away: "del" if it existed. */
+static void del_dst(struct client *c, int i)
+{
+    if (del_key(c, i))
+        KEY_MODIFIED(c, i, NOTIFY_GENERIC, "del");
+}
+
 /* Store set o under argv[i] replacing whatever is there; an empty result
- * deletes the key instead (and frees o). Returns the stored size. */
-static size_t store_set(struct client *c, int i, struct sobj *o)
+ * deletes the key instead (and frees o).  event: the keyspace event of a
+ * store.  Returns the stored size. */
+static size_t store_set(struct client *c, int i, struct sobj *o, const char *event)
 {
     size_t n = s_size(o);
     if (n == 0) {
         s_free_raw(o->p, o->enc);
-        db_del(c->db, kslot(c, i), c->argv[i], c->argvlen[i]);
+        del_dst(c, i);
         return 0;
     }
     db_set(c->db, kslot(c, i), s_entry_new(c->argv[i], c->argvlen[i], o->p, o->enc));
+    KEY_MODIFIED(c, i, NOTIFY_SET, event);
     return n;
-}
-
-static void del_key(struct client *c, int i)
-{
-    db_del(c->db, kslot(c, i), c->argv[i], c->argvlen[i]);
 }
 
 /* ------------------------------------------------------------ commands --- */
@@ -688,6 +698,8 @@ void sadd_command(struct client *c)
     } else {
         db_add(c->db, kslot(c, 1), s_entry_new(c->argv[1], c->argvlen[1], o.p, o.enc));
     }
+    if (added)
+        KEY_MODIFIED(c, 1, NOTIFY_SET, "sadd");
     reply_int(&c->out, added);
 }
 
@@ -716,10 +728,16 @@ void srem_command(struct client *c)
         }
     }
     entry_set_ptr(e, o.p, o.enc);
-    if (s_size(&o) == 0)
-        del_key(c, 1);
+    int gone = s_size(&o) == 0;
+    if (gone)
+        del_key(c, 1); /* frees o */
     else
         sattach(c, 1, idx, e, was);
+    if (deleted) {
+        KEY_MODIFIED(c, 1, NOTIFY_SET, "srem");
+        if (gone)
+            KEY_EVENT(c, 1, NOTIFY_GENERIC, "del");
+    }
     reply_int(&c->out, deleted);
 }
 
@@ -752,15 +770,19 @@ void smove_command(struct client *c)
     so = sobj_of(src);
     s_remove(&so, m, mlen);
     entry_set_ptr(src, so.p, so.enc);
-    if (s_size(&so) == 0)
+    KEY_EVENT(c, 1, NOTIFY_SET, "srem");
+    if (s_size(&so) == 0) {
         del_key(c, 1);
-    else
+        KEY_EVENT(c, 1, NOTIFY_GENERIC, "del");
+    } else {
         sattach(c, 1, -1, src, was);
+    }
     struct sobj d;
+    int added = 1;
     if (dst) {
         was = sdetach(dst);
         d = sobj_of(dst);
-        s_add(&d, m, mlen);
+        added = s_add(&d, m, mlen);
         entry_set_ptr(dst, d.p, d.enc);
         sattach(c, 2, -1, dst, was);
     } else {
@@ -768,6 +790,9 @@ void smove_command(struct client *c)
         s_add(&d, m, mlen);
         db_add(c->db, kslot(c, 2), s_entry_new(c->argv[2], c->argvlen[2], d.p, d.enc));
     }
+    KEY_SIGNAL(c, 1);
+    if (added)
+        KEY_MODIFIED(c, 2, NOTIFY_SET, "sadd");
     reply_int(&c->out, 1);
 }
 
@@ -947,12 +972,15 @@ void spop_command(struct client *c)
         }
         struct sobj o = sobj_of(e);
         size_t size = s_size(&o);
+        KEY_EVENT(c, 1, NOTIFY_SET, "spop");
         if ((unsigned long long)count >= size) {
             reply_whole_set(c, &o);
             del_key(c, 1);
-            return;
+            KEY_EVENT(c, 1, NOTIFY_GENERIC, "del");
+        } else {
+            spop_some(c, e, idx, (size_t)count);
         }
-        spop_some(c, e, idx, (size_t)count);
+        KEY_SIGNAL(c, 1);
         return;
     }
     e = lookup_set_w(c, 1, &wrong, &idx);
@@ -986,10 +1014,14 @@ void spop_command(struct client *c)
         sm_free(&m->link);
     }
     entry_set_ptr(e, o.p, o.enc);
-    if (s_size(&o) == 0)
+    KEY_EVENT(c, 1, NOTIFY_SET, "spop");
+    if (s_size(&o) == 0) {
         del_key(c, 1);
-    else
+        KEY_EVENT(c, 1, NOTIFY_GENERIC, "del");
+    } else {
         sattach(c, 1, idx, e, was);
+    }
+    KEY_SIGNAL(c, 1);
 }
 
 /* --------------------------------------------------------- SRANDMEMBER --- */
@@ -1195,7 +1227,7 @@ static void sinter_generic(struct client *c, int first, int nkeys, int dst, int 
     if (missing) {
         sref_free(s, stack);
         if (dst) {
-            del_key(c, dst);
+            del_dst(c, dst);
             reply_int(&c->out, 0);
         } else if (card) {
             reply_int(&c->out, 0);
@@ -1251,7 +1283,7 @@ static void sinter_generic(struct client *c, int first, int nkeys, int dst, int 
     } else if (dst) {
         if (only_ints && s_size(&out))
             s_maybe_to_intset(&out);
-        reply_int(&c->out, (long long)store_set(c, dst, &out));
+        reply_int(&c->out, (long long)store_set(c, dst, &out, "sinterstore"));
     } else {
         reply_defer_set(&c->out, mark, (long long)n);
     }
@@ -1375,7 +1407,7 @@ static void sunion_diff_generic(struct client *c, int first, int nkeys, int dst,
     }
     sref_free(s, stack);
     if (dst) {
-        reply_int(&c->out, (long long)store_set(c, dst, &out));
+        reply_int(&c->out, (long long)store_set(c, dst, &out, op == OP_UNION ? "sunionstore" : "sdiffstore"));
     } else {
         reply_whole_set(c, &out);
         obj_free_value(OBJ_SET, out.enc, out.p);

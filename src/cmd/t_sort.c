@@ -37,6 +37,8 @@
 #include "../db/blocking.h"
 #include "../db/object.h"
 #include "commands.h"
+#include "multi.h"
+#include "notify.h"
 
 /* ------------------------------------------------------------- arena --- */
 /* Stable storage for copied strings (elements, BY values, GET values). */
@@ -190,11 +192,6 @@ static int slot_held(const struct sort_locks *L, unsigned s)
     return 0;
 }
 
-static int cmp_unsigned(const void *a, const void *b)
-{
-    unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* Release everything, then lock the declared slots plus the extras plus
  * `add` in ascending order (or every slot once the extras run out). */
@@ -218,9 +215,7 @@ static void relock(struct sort_locks *L, unsigned add)
         all[n++] = L->held[i];
     for (int i = 0; i < L->nextra; i++)
         all[n++] = L->extra[i];
-    qsort(all, (size_t)n, sizeof(unsigned), cmp_unsigned);
-    for (int i = 0; i < n; i++)
-        spin_lock(&ks.locks[all[i]]);
+    db_lock_slots(all, n); /* sorts; gives way to a lock-yield request */
     L->max = all[n - 1];
 }
 
@@ -246,8 +241,12 @@ static void release_extras(struct sort_locks *L)
 static int lock_pattern_slot(struct sort_locks *L, unsigned s)
 {
     if (s > L->max) {
-        spin_lock(&ks.locks[s]);
-        return 1;
+        /* Safe to wait, unless a script waiting out of order asked us
+         * to give way (it may hold s and want one of ours): retry. */
+        if (db_lock_or_yield(s) == 0)
+            return 1;
+        L->conflict = s;
+        return 0;
     }
 #ifdef HK_SORT_FORCE_CONFLICTS
     /* Test builds: pretend a third of these slots are busy, so the retry
@@ -368,6 +367,11 @@ static int pattern_value(struct sctx *x, int pi, const char *el, size_t elen, co
 
     unsigned slot = key_slot(k, klen);
     int mine = !slot_held(x->L, slot);
+    if (mine && lockctx_active()) {
+        /* Inside EXEC or a script: the context takes (and keeps) it. */
+        lockctx_ensure(slot);
+        mine = 0;
+    }
     if (mine && !lock_pattern_slot(x->L, slot))
         return -1;
     int found = 0;
@@ -498,9 +502,10 @@ static int sort_attempt(struct sctx *x)
         reply_error(&c->out, ERR_WRONGTYPE);
         return 0;
     }
-    /* A set has no native order: "no sort" + STORE must still give a
-     * reproducible result, so it sorts by the elements' bytes. */
-    if (dontsort && e && e->type == OBJ_SET && o->store) {
+    /* A set has no native order: "no sort" + STORE (or inside a script,
+     * as Redis does) must still give a reproducible result, so it sorts by
+     * the elements' bytes. */
+    if (dontsort && e && e->type == OBJ_SET && (o->store || (c->flags & CF_SCRIPT))) {
         dontsort = 0;
         alpha = 1;
         by = 0;
@@ -645,8 +650,11 @@ static int sort_attempt(struct sctx *x)
         db_set(c->db, dslot, ne);
         /* A client blocked on the destination (BLPOP...) may be served. */
         signal_key_ready(c->db, dslot, c->argv[o->store], c->argvlen[o->store]);
-    } else {
-        db_del(c->db, dslot, c->argv[o->store], c->argvlen[o->store]);
+        signal_modified_key(c, c->db, dslot, c->argv[o->store], c->argvlen[o->store]);
+        notify_keyspace_event(NOTIFY_LIST, "sortstore", c->argv[o->store], c->argvlen[o->store], c->db);
+    } else if (db_del(c->db, dslot, c->argv[o->store], c->argvlen[o->store])) {
+        signal_modified_key(c, c->db, dslot, c->argv[o->store], c->argvlen[o->store]);
+        notify_keyspace_event(NOTIFY_GENERIC, "del", c->argv[o->store], c->argvlen[o->store], c->db);
     }
     hk_free(ss);
     hk_free(ll);
@@ -678,8 +686,12 @@ static void sort_generic(struct client *c, int readonly)
      * an odd argument list makes them differ, lock it like an extra. */
     if (o.store) {
         unsigned s = key_slot(c->argv[o.store], c->argvlen[o.store]);
-        if (!slot_held(&L, s))
-            relock(&L, s);
+        if (!slot_held(&L, s)) {
+            if (lockctx_active())
+                lockctx_ensure(s);
+            else
+                relock(&L, s);
+        }
     }
 
     struct sctx x;

@@ -14,6 +14,7 @@
 #include "../base/mem.h"
 #include "../base/util.h"
 #include "commands.h"
+#include "notify.h"
 
 #define SET_NX 0x01
 #define SET_XX 0x02
@@ -149,11 +150,21 @@ static void set_generic(struct client *c, int flags, long long when, int ok_repl
     else if ((flags & SET_KEEPTTL) && e)
         expire = entry_expire(e);
     if (expire >= 0 && expire <= db_now_ms()) {
-        /* Already expired: the write happens and the key is gone at once. */
+        /* Already expired: the write happens and the key is gone at once.
+         * Redis stores it and expires it at the next access: the same
+         * events, in that order. */
+        if (!e)
+            KEY_EVENT(c, 1, NOTIFY_NEW, "new");
         if (e)
             db_del(c->db, slot, c->argv[1], c->argvlen[1]);
+        KEY_MODIFIED(c, 1, NOTIFY_STRING, "set");
+        KEY_EVENT(c, 1, NOTIFY_GENERIC, "expire");
+        KEY_EVENT(c, 1, NOTIFY_EXPIRED, "expired");
     } else {
         store_string(c, 1, e, idx, c->argv[2], c->argvlen[2], expire);
+        KEY_MODIFIED(c, 1, NOTIFY_STRING, "set");
+        if (flags & SET_ANY_EXPIRE)
+            KEY_EVENT(c, 1, NOTIFY_GENERIC, "expire");
     }
     if (!(flags & SET_GET)) {
         if (ok_reply_int)
@@ -187,6 +198,8 @@ static void setex_generic(struct client *c, long long unit, const char *name)
     long idx = -1;
     struct entry *e = db_get_idx(c->db, slot, c->argv[1], c->argvlen[1], LK_NOSTATS, &idx);
     store_string(c, 1, e, idx, c->argv[3], c->argvlen[3], when);
+    KEY_MODIFIED(c, 1, NOTIFY_STRING, "set");
+    KEY_EVENT(c, 1, NOTIFY_GENERIC, "expire");
     reply_ok(&c->out);
 }
 
@@ -230,12 +243,16 @@ void getex_command(struct client *c)
         return;
     }
     reply_entry_string(c, e);
-    if ((flags & SET_ANY_EXPIRE) && when <= db_now_ms())
+    if ((flags & SET_ANY_EXPIRE) && when <= db_now_ms()) {
         db_del(c->db, slot, c->argv[1], c->argvlen[1]);
-    else if (flags & SET_ANY_EXPIRE)
+        KEY_MODIFIED(c, 1, NOTIFY_GENERIC, "del");
+    } else if (flags & SET_ANY_EXPIRE) {
         db_set_expire(c->db, slot, idx, when);
-    else if (flags & SET_PERSIST)
+        KEY_MODIFIED(c, 1, NOTIFY_GENERIC, "expire");
+    } else if ((flags & SET_PERSIST) && (e->flags & E_HAS_EXPIRE)) {
         db_set_expire(c->db, slot, idx, -1);
+        KEY_MODIFIED(c, 1, NOTIFY_GENERIC, "persist");
+    }
 }
 
 void getdel_command(struct client *c)
@@ -252,6 +269,7 @@ void getdel_command(struct client *c)
     }
     reply_entry_string(c, e);
     db_del(c->db, slot, c->argv[1], c->argvlen[1]);
+    KEY_MODIFIED(c, 1, NOTIFY_GENERIC, "del");
 }
 
 void getset_command(struct client *c)
@@ -269,6 +287,7 @@ void mset_command(struct client *c)
         long idx = -1;
         struct entry *e = db_get_idx(c->db, kslot(c, i), c->argv[i], c->argvlen[i], LK_NOSTATS, &idx);
         store_string(c, i, e, idx, c->argv[i + 1], c->argvlen[i + 1], -1);
+        KEY_MODIFIED(c, i, NOTIFY_STRING, "set");
     }
     reply_ok(&c->out);
 }
@@ -289,6 +308,7 @@ void msetnx_command(struct client *c)
         long idx = -1;
         struct entry *e = db_get_idx(c->db, kslot(c, i), c->argv[i], c->argvlen[i], LK_NOSTATS, &idx);
         store_string(c, i, e, idx, c->argv[i + 1], c->argvlen[i + 1], -1);
+        KEY_MODIFIED(c, i, NOTIFY_STRING, "set");
     }
     reply_int(&c->out, 1);
 }
@@ -327,6 +347,7 @@ void append_command(struct client *c)
     if (!e) {
         e = entry_new_string(c->argv[1], c->argvlen[1], c->argv[2], c->argvlen[2], -1);
         db_add(c->db, slot, e);
+        KEY_MODIFIED(c, 1, NOTIFY_STRING, "append");
         reply_int(&c->out, (long long)c->argvlen[2]);
         return;
     }
@@ -343,6 +364,7 @@ void append_command(struct client *c)
     memcpy(entry_val(e) + old, c->argv[2], c->argvlen[2]);
     e->vlen = (uint32_t)(old + c->argvlen[2]);
     e->enc = ENC_RAW;
+    KEY_MODIFIED(c, 1, NOTIFY_STRING, "append");
     reply_int(&c->out, (long long)e->vlen);
 }
 
@@ -427,6 +449,7 @@ void setrange_command(struct client *c)
         memcpy(entry_val(e) + off, c->argv[3], vlen);
         e->enc = ENC_RAW;
         db_add(c->db, slot, e);
+        KEY_MODIFIED(c, 1, NOTIFY_STRING, "setrange");
         reply_int(&c->out, e->vlen);
         return;
     }
@@ -437,6 +460,7 @@ void setrange_command(struct client *c)
     memcpy(entry_val(e) + off, c->argv[3], vlen);
     e->vlen = (uint32_t)newlen;
     e->enc = ENC_RAW;
+    KEY_MODIFIED(c, 1, NOTIFY_STRING, "setrange");
     reply_int(&c->out, e->vlen);
 }
 
@@ -465,6 +489,7 @@ static void incr_generic(struct client *c, long long by)
     v += by;
     n = ll_to_str(buf, v);
     store_string(c, 1, e, idx, buf, (size_t)n, e ? entry_expire(e) : -1);
+    KEY_MODIFIED(c, 1, NOTIFY_STRING, "incrby");
     reply_int(&c->out, v);
 }
 
@@ -525,6 +550,7 @@ void incrbyfloat_command(struct client *c)
     }
     n = ld_to_str_human(buf, sizeof(buf), v);
     store_string(c, 1, e, idx, buf, (size_t)n, e ? entry_expire(e) : -1);
+    KEY_MODIFIED(c, 1, NOTIFY_STRING, "incrbyfloat");
     reply_bulk(&c->out, buf, (size_t)n);
 }
 

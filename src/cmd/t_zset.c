@@ -31,6 +31,7 @@
 #include "../ds/listpack.h"
 #include "../ds/skiplist.h"
 #include "commands.h"
+#include "notify.h"
 #include "t_common.h"
 
 #define ERR_MINMAX_FLOAT "ERR min or max is not a float"
@@ -780,9 +781,16 @@ static struct entry *zget_write(struct client *c, int i, int *bad, long *idx)
     return e;
 }
 
-static void zdel_key(struct client *c, int i)
+static int zdel_key(struct client *c, int i)
 {
-    db_del(c->db, kslot(c, i), c->argv[i], c->argvlen[i]);
+    return db_del(c->db, kslot(c, i), c->argv[i], c->argvlen[i]);
+}
+
+/* The destination of a *STORE went away: "del" if it existed. */
+static void zdel_dst(struct client *c, int i)
+{
+    if (zdel_key(c, i))
+        KEY_MODIFIED(c, i, NOTIFY_GENERIC, "del");
 }
 
 static void zsignal(struct client *c, int i)
@@ -1183,6 +1191,8 @@ signal:
         zattach(c, 1, idx, e, was);
     if (added)
         zsignal(c, 1);
+    if (added || updated)
+        KEY_MODIFIED(c, 1, NOTIFY_ZSET, incr ? "zincr" : "zadd");
 out:
     if (scores != sbuf)
         hk_free(scores);
@@ -1220,6 +1230,12 @@ void zrem_command(struct client *c)
     }
     if (e)
         zattach(c, 1, idx, e, was);
+    if (deleted) {
+        KEY_EVENT(c, 1, NOTIFY_ZSET, "zrem");
+        if (!e)
+            KEY_EVENT(c, 1, NOTIFY_GENERIC, "del");
+        KEY_SIGNAL(c, 1);
+    }
     reply_int(&c->out, deleted);
 }
 
@@ -1365,7 +1381,7 @@ enum { ZD_AUTO = 0, ZD_FWD, ZD_REV };
 static void zstore_build(struct client *c, struct zbuild *b, int reversed)
 {
     if (b->n == 0) {
-        zdel_key(c, 1);
+        zdel_dst(c, 1);
         reply_int(&c->out, 0);
         return;
     }
@@ -1373,6 +1389,7 @@ static void zstore_build(struct client *c, struct zbuild *b, int reversed)
     void *p = zb_finish(b, reversed, &enc);
     db_set(c->db, kslot(c, 1), z_entry_new(c->argv[1], c->argvlen[1], p, enc));
     zsignal(c, 1);
+    KEY_MODIFIED(c, 1, NOTIFY_ZSET, "zrangestore");
     reply_int(&c->out, (long long)b->n);
 }
 
@@ -1579,11 +1596,18 @@ static void zremrange_generic(struct client *c, int type)
             entry_set_ptr(e, lp, ENC_LISTPACK);
         }
     }
-done:
-    if (deleted && zset_length(e) == 0)
+done:;
+    int gone = deleted && zset_length(e) == 0;
+    if (gone)
         zdel_key(c, 1);
     else if (deleted)
         zattach(c, 1, idx, e, was);
+    if (deleted) {
+        static const char *const ev[] = {NULL, "zremrangebyrank", "zremrangebyscore", "zremrangebylex"};
+        KEY_MODIFIED(c, 1, NOTIFY_ZSET, ev[type]);
+        if (gone)
+            KEY_EVENT(c, 1, NOTIFY_GENERIC, "del");
+    }
     reply_int(&c->out, deleted);
 }
 
@@ -1641,8 +1665,10 @@ static void zpop_reply(struct client *c, int ki, struct entry *e, long idx, int 
         zc_reply_member(r, &z);
         reply_score(r, zc_score(&z));
     }
+    KEY_EVENT(c, ki, NOTIFY_ZSET, where == ZP_MAX ? "zpopmax" : "zpopmin");
     if (n == llen) {
         zdel_key(c, ki); /* frees the whole value */
+        KEY_EVENT(c, ki, NOTIFY_GENERIC, "del");
     } else if (e->enc == ENC_LISTPACK) {
         size_t was = zwas(e);
         zdetach(e);
@@ -1656,6 +1682,7 @@ static void zpop_reply(struct client *c, int ki, struct entry *e, long idx, int 
     } else {
         zs_del_ranks(entry_ptr(e), 1, (unsigned long)n);
     }
+    KEY_SIGNAL(c, ki);
 }
 
 static void zpop_minmax(struct client *c, int where)
@@ -2357,7 +2384,7 @@ static void zsetop_generic(struct client *c, int dst, int ni, int op, int card_o
         size_t n = zs->zsl.length;
         if (n == 0) {
             zs_free(zs);
-            zdel_key(c, dst);
+            zdel_dst(c, dst);
             reply_int(&c->out, 0);
         } else {
             void *p = zs;
@@ -2375,6 +2402,8 @@ static void zsetop_generic(struct client *c, int dst, int ni, int op, int card_o
             }
             db_set(c->db, kslot(c, dst), z_entry_new(c->argv[dst], c->argvlen[dst], p, enc));
             zsignal(c, dst);
+            KEY_MODIFIED(c, dst, NOTIFY_ZSET,
+                         op == OP_UNION ? "zunionstore" : op == OP_INTER ? "zinterstore" : "zdiffstore");
             reply_int(&c->out, (long long)n);
         }
     } else {

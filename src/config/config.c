@@ -14,7 +14,11 @@
 #include "../base/mem.h"
 #include "../base/util.h"
 #include "../cmd/commands.h"
+#include "../cmd/tracking.h"
+#include "../cmd/notify.h"
 #include "../db/object.h"
+#include "../ds/stream.h"
+#include "../script/script.h"
 #include "../server.h"
 
 struct config cfg;
@@ -86,6 +90,8 @@ static int set_maxmemory_policy(const struct param *p, int argc, char **argv, ch
 static void get_str(const struct param *p, char *buf, size_t cap);
 static int set_port(const struct param *p, int argc, char **argv, char *err, size_t errlen);
 static int set_bind(const struct param *p, int argc, char **argv, char *err, size_t errlen);
+static int set_notify(const struct param *p, int argc, char **argv, char *err, size_t errlen);
+static void get_notify(const struct param *p, char *buf, size_t cap);
 
 static struct param params[] = {
     {"port", NULL, T_SPECIAL, &cfg.port, 0, 65535, 0, NULL, set_port, NULL},
@@ -121,8 +127,13 @@ static struct param params[] = {
     {"zset-max-listpack-entries", "zset-max-ziplist-entries", T_INT, &zset_max_listpack_entries, 0, INT_MAX, 0, NULL, NULL, NULL},
     {"zset-max-listpack-value", "zset-max-ziplist-value", T_INT, &zset_max_listpack_value, 0, INT_MAX, 0, NULL, NULL, NULL},
     {"list-compress-depth", NULL, T_INT, &list_compress_depth, 0, INT_MAX, 0, NULL, NULL, NULL},
+    {"stream-node-max-bytes", NULL, T_MEM, &stream_node_max_bytes, 0, LLONG_MAX, 0, NULL, NULL, NULL},
+    {"stream-node-max-entries", NULL, T_LL, &stream_node_max_entries, 0, LLONG_MAX, 0, NULL, NULL, NULL},
     {"save", NULL, T_STR, &cfg.save, 0, 0, 0, NULL, NULL, NULL},
     {"lazyfree-lazy-user-flush", NULL, T_BOOL, &cfg.lazyfree_lazy_user_flush, 0, 1, 0, NULL, NULL, NULL},
+    {"tracking-table-max-keys", NULL, T_LL, &tracking_table_max_keys, 0, LONG_MAX, 0, NULL, NULL, NULL},
+    {"busy-reply-threshold", "lua-time-limit", T_LL, &script_busy_reply_threshold, 0, LLONG_MAX, 0, NULL, NULL, NULL},
+    {"notify-keyspace-events", NULL, T_SPECIAL, NULL, 0, 0, 0, NULL, set_notify, get_notify},
 };
 #define NPARAMS ((int)(sizeof(params) / sizeof(params[0])))
 
@@ -332,6 +343,23 @@ static int set_maxmemory_policy(const struct param *p, int argc, char **argv, ch
     return -1;
 }
 
+/* notify-keyspace-events: the class letters (cmd/notify.c). */
+static int set_notify(const struct param *p, int argc, char **argv, char *err, size_t errlen)
+{
+    (void)p;
+    if (argc != 1) {
+        snprintf(err, errlen, "wrong number of arguments");
+        return -1;
+    }
+    return notify_config_set(argv[0], strlen(argv[0]), err, errlen);
+}
+
+static void get_notify(const struct param *p, char *buf, size_t cap)
+{
+    (void)p;
+    notify_format_flags(atomic_load(&notify_flags), buf, cap);
+}
+
 /* Validate and store one parameter.  apply=0 only validates. */
 static int param_set(const struct param *p, int argc, char **argv, int apply, char *err, size_t errlen)
 {
@@ -339,6 +367,8 @@ static int param_set(const struct param *p, int argc, char **argv, int apply, ch
         if (!apply) {
             /* Specials validate by setting into a scratch copy is not
              * possible generically; they are all-or-nothing themselves. */
+            if (p->set == set_notify && argc == 1 && notify_parse_flags(argv[0], strlen(argv[0])) < 0)
+                return set_notify(p, argc, argv, err, errlen); /* fails, changes nothing */
         }
         return apply ? p->set(p, argc, argv, err, errlen) : 0;
     }

@@ -61,6 +61,7 @@ struct bkey {                  /* waiters of one (db, key), FIFO */
 struct waiter {
     _Atomic int state;
     atomic_int gone;
+    _Atomic unsigned long tried; /* stream waiters: last serve pass that re-executed it */
     struct client *c;          /* owner only */
     struct worker *owner;
     struct waiter *bnext, *bprev; /* owner's blocked list */
@@ -80,6 +81,7 @@ struct waiter {
 
 static struct bkey *blocked[NSLOTS];       /* slot lock */
 static atomic_llong n_blocked_clients, n_blocking_keys, n_timeouts;
+static atomic_ulong serve_passes;          /* stream serve pass numbers */
 
 /* Per-thread: keys signalled by the running command, and the re-execution
  * in progress. */
@@ -176,8 +178,13 @@ static void unlink_waiter(struct waiter *w)
 
 static void lock_waiter(struct waiter *w)
 {
-    for (int i = 0; i < w->nlock; i++)
-        spin_lock(&ks.locks[w->lock[i]]);
+    /* db_lock_slots sorts its array in place (a write, even when sorted):
+     * give it a copy, other threads may be reading w->lock meanwhile. */
+    unsigned stack[16], *sl = w->nlock <= 16 ? stack : hk_malloc(sizeof(unsigned) * (size_t)w->nlock);
+    memcpy(sl, w->lock, sizeof(unsigned) * (size_t)w->nlock);
+    db_lock_slots(sl, w->nlock); /* ascending, gives way to a lock-yield request */
+    if (sl != stack)
+        hk_free(sl);
 }
 
 static void unlock_waiter(struct waiter *w)
@@ -324,6 +331,11 @@ void block_on_keys(struct client *c, const int *kidx, int n, int type, long long
         atomic_fetch_add(&n_timeouts, 1);
 }
 
+int blocking_in_reexec(void)
+{
+    return reexec_active;
+}
+
 int client_is_blocked(const struct client *c)
 {
     return c->blocked != NULL;
@@ -389,22 +401,41 @@ static int reexec(struct waiter *w)
     return 1;
 }
 
+static inline int is_stream_waiter(const struct waiter *w)
+{
+    return w->type == OBJ_STREAM || w->type == BLOCK_STREAM_GROUP;
+}
+
+/* May the value e (NULL: no key) serve w?  XREADGROUP waiters are tried
+ * whatever the key holds: a deleted or retyped key unblocks them. */
+static inline int waiter_wants(const struct waiter *w, const struct entry *e)
+{
+    if (w->type == BLOCK_STREAM_GROUP)
+        return 1;
+    return e && w->type == e->type;
+}
+
 /* Serve waiters of one ready key until its value runs out or nobody
- * waits. */
+ * waits.  Stream waiters consume nothing: each is tried once per pass. */
 static void serve_key(int db, unsigned slot, const char *key, size_t klen)
 {
+    unsigned long pass = atomic_fetch_add(&serve_passes, 1) + 1;
     for (;;) {
         struct waiter *w = NULL;
-        spin_lock(&ks.locks[slot]);
+        if (!spin_trylock(&ks.locks[slot]))
+            db_lock_one_ex(slot, 0); /* serves jobs while waiting */
         struct bkey *b = blocked[slot] ? bkey_find(db, slot, key, klen) : NULL;
         if (b) {
             struct entry *e = db_get(db, slot, key, klen, LK_NOSTATS | LK_NOTOUCH);
-            for (struct wnode *n = b->head; e && n; n = n->next) {
-                if (n->w->type != e->type)
+            for (struct wnode *n = b->head; n; n = n->next) {
+                if (!waiter_wants(n->w, e))
+                    continue;
+                if (is_stream_waiter(n->w) && atomic_load_explicit(&n->w->tried, memory_order_relaxed) == pass)
                     continue;
                 int exp = W_WAITING;
                 if (atomic_compare_exchange_strong(&n->w->state, &exp, W_SERVING)) {
                     w = n->w;
+                    atomic_store_explicit(&w->tried, pass, memory_order_relaxed);
                     break;
                 }
             }
@@ -420,7 +451,7 @@ static void serve_key(int db, unsigned slot, const char *key, size_t klen)
             spin_unlock(&ks.locks[slot]);
             lock_waiter(w);
         }
-        int served = 0;
+        int served = 0, streamw = is_stream_waiter(w); /* w may be freed once unclaimed and unlocked */
         if (!atomic_load(&w->gone))
             served = reexec(w);
         if (served) {
@@ -445,8 +476,11 @@ static void serve_key(int db, unsigned slot, const char *key, size_t klen)
             spin_unlock(&ks.locks[slot]);
         else
             unlock_waiter(w);
-        if (!served)
+        if (!served) {
+            if (streamw)
+                continue; /* nothing newer for this one: the next may want it */
             return;
+        }
         worker_post(w->owner, deliver, w);
     }
 }

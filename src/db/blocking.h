@@ -37,8 +37,22 @@ int parse_block_timeout(struct client *c, int i, long long *deadline_ms);
 
 /* Block c on the keys at argv indexes kidx[0..n-1] until one of them holds
  * a value of type `type` (OBJ_LIST or OBJ_ZSET).  deadline_ms: absolute,
- * 0 = forever.  null_kind: BLOCK_NULL_*. */
+ * 0 = forever.  null_kind: BLOCK_NULL_*.
+ *
+ * Streams (XREAD, type OBJ_STREAM; XREADGROUP, type BLOCK_STREAM_GROUP):
+ * a serve does not consume anything, so every stream waiter of a ready key
+ * is re-executed in FIFO order (each once per serve), and one that finds
+ * nothing new stays queued without stopping the others.  The handler
+ * passes argv with its IDs resolved ('$' -> the last ID at block time).
+ * XREADGROUP waiters are also re-executed when the key is deleted or holds
+ * another type (the handler then replies Redis's UNBLOCKED error): db.c
+ * signals a stream key that goes away. */
+#define BLOCK_STREAM_GROUP 0x40
 void block_on_keys(struct client *c, const int *kidx, int n, int type, long long deadline_ms, int null_kind);
+
+/* Whether the running command is a serve's re-execution of a blocked
+ * client's command (on the serving thread). */
+int blocking_in_reexec(void);
 
 /* The key (db, slot, key) may now feed a waiter: a push, an add, or a new
  * key created or moved in.  Caller holds the slot's lock.  Costs one load

@@ -6,6 +6,7 @@
 
 #include "../base/mem.h"
 #include "../base/util.h"
+#include "blocking.h"
 #include "object.h"
 
 struct keyspace ks;
@@ -76,15 +77,104 @@ static int cmp_uint(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-void db_lock_slots(unsigned *slots, int n)
+atomic_int db_lock_yield_req;
+atomic_int script_busy;
+int (*db_wait_jobs_pending)(void);
+void (*db_wait_run_jobs)(void);
+
+static int jobs_waiting(void)
+{
+    return db_wait_jobs_pending && db_wait_jobs_pending();
+}
+
+static void lock_backoff(unsigned *spins)
+{
+    if (++*spins < 256)
+        __builtin_ia32_pause();
+    else {
+        *spins = 0;
+        sched_yield();
+    }
+}
+
+static void wait_yield_clear(void)
+{
+    unsigned spins = 0;
+    while (atomic_load_explicit(&db_lock_yield_req, memory_order_acquire))
+        lock_backoff(&spins);
+}
+
+/* 0 locked; -1 gave up (yield requested, busy script with busy_abort, or
+ * jobs waiting for this worker). */
+static int lock_wait(struct spinlock *l, int busy_abort, int jobs)
+{
+    unsigned spins = 0;
+    for (;;) {
+        if (spin_trylock(l))
+            return 0;
+        if (atomic_load_explicit(&db_lock_yield_req, memory_order_relaxed))
+            return -1;
+        if (busy_abort && atomic_load_explicit(&script_busy, memory_order_relaxed))
+            return -1;
+        if (jobs && jobs_waiting())
+            return -1;
+        lock_backoff(&spins);
+    }
+}
+
+/* After a failed wait (everything released): serve this worker's jobs and
+ * let a yield request clear before starting over. */
+static void after_giveup(void)
+{
+    if (jobs_waiting())
+        db_wait_run_jobs();
+    wait_yield_clear();
+}
+
+
+int db_lock_or_yield(unsigned s)
+{
+    return lock_wait(&ks.locks[s], 0, 0);
+}
+
+int db_lock_one_ex(unsigned s, int busy_abort)
+{
+    unsigned spins = 0;
+    for (;;) {
+        if (spin_trylock(&ks.locks[s]))
+            return 0;
+        if (busy_abort && atomic_load_explicit(&script_busy, memory_order_relaxed))
+            return -1;
+        if (jobs_waiting())
+            db_wait_run_jobs(); /* nothing held */
+        lock_backoff(&spins);
+    }
+}
+
+int db_lock_slots_ex(unsigned *slots, int n, int busy_abort)
 {
     if (n > 1)
         qsort(slots, (size_t)n, sizeof(unsigned), cmp_uint);
-    for (int i = 0; i < n; i++) {
-        if (i > 0 && slots[i] == slots[i - 1])
-            continue;
-        spin_lock(&ks.locks[slots[i]]);
+    for (;;) {
+        int i;
+        for (i = 0; i < n; i++) {
+            if (i > 0 && slots[i] == slots[i - 1])
+                continue;
+            if (!spin_trylock(&ks.locks[slots[i]]) && lock_wait(&ks.locks[slots[i]], busy_abort, 1) < 0)
+                break;
+        }
+        if (i == n)
+            return 0;
+        db_unlock_slots(slots, i);
+        if (busy_abort && atomic_load_explicit(&script_busy, memory_order_relaxed))
+            return -1;
+        after_giveup();
     }
+}
+
+void db_lock_slots(unsigned *slots, int n)
+{
+    db_lock_slots_ex(slots, n, 0);
 }
 
 void db_unlock_slots(const unsigned *slots, int n)
@@ -96,10 +186,27 @@ void db_unlock_slots(const unsigned *slots, int n)
     }
 }
 
+int db_lock_all_ex(int busy_abort)
+{
+    for (;;) {
+        int i;
+        for (i = 0; i < NSLOTS; i++) {
+            if (!spin_trylock(&ks.locks[i]) && lock_wait(&ks.locks[i], busy_abort, 1) < 0)
+                break;
+        }
+        if (i == NSLOTS)
+            return 0;
+        while (--i >= 0)
+            spin_unlock(&ks.locks[i]);
+        if (busy_abort && atomic_load_explicit(&script_busy, memory_order_relaxed))
+            return -1;
+        after_giveup();
+    }
+}
+
 void db_lock_all(void)
 {
-    for (int i = 0; i < NSLOTS; i++)
-        spin_lock(&ks.locks[i]);
+    db_lock_all_ex(0);
 }
 
 void db_unlock_all(void)
@@ -258,12 +365,27 @@ static void remove_at(int db, unsigned slot, long idx, int free_it)
         slot_exp_add(slot, -1);
     }
     table_remove(tp, idx);
+    if (e->type == OBJ_STREAM) /* XREADGROUP waiters learn that the key is gone */
+        signal_key_ready(db, slot, entry_key(e), e->klen);
     if ((*tp)->used == 0) {
         table_free(*tp, NULL);
         *tp = NULL;
     }
     if (free_it)
         entry_free(e);
+}
+
+void (*db_key_expired_hook)(int db, unsigned slot, const char *key, size_t klen);
+void (*db_hash_expired_hook)(int db, unsigned slot, const char *key, size_t klen, int deleted);
+void (*_Atomic db_keymiss_hook)(int db, const char *key, size_t klen);
+void (*_Atomic db_key_added_hook)(int db, const char *key, size_t klen);
+
+static inline void count_miss(int db, const char *key, size_t klen)
+{
+    void (*hook)(int, const char *, size_t) = atomic_load_explicit(&db_keymiss_hook, memory_order_relaxed);
+    STAT_ADD(st()->misses, 1);
+    if (hook)
+        hook(db, key, klen);
 }
 
 struct entry *db_get_idx(int db, unsigned slot, const char *key, size_t klen, int flags, long *idx)
@@ -273,21 +395,24 @@ struct entry *db_get_idx(int db, unsigned slot, const char *key, size_t klen, in
     struct entry *e;
     if (!t) {
         if (!(flags & LK_NOSTATS))
-            STAT_ADD(st()->misses, 1);
+            count_miss(db, key, klen);
         return NULL;
     }
     i = table_find(t, key, klen, table_hash(key, klen));
     if (i < 0) {
         if (!(flags & LK_NOSTATS))
-            STAT_ADD(st()->misses, 1);
+            count_miss(db, key, klen);
         return NULL;
     }
     e = t->slots[i];
     if ((e->flags & E_HAS_EXPIRE) && !(flags & LK_NOEXPIRE) && entry_expire(e) <= db_now_ms()) {
-        remove_at(db, slot, i, 1);
+        remove_at(db, slot, i, 0);
+        if (db_key_expired_hook)
+            db_key_expired_hook(db, slot, entry_key(e), e->klen);
+        entry_free(e);
         STAT_ADD(st()->expired, 1);
         if (!(flags & LK_NOSTATS))
-            STAT_ADD(st()->misses, 1);
+            count_miss(db, key, klen);
         return NULL;
     }
     if (!(flags & LK_NOTOUCH) && !db_notouch)
@@ -306,7 +431,10 @@ struct entry *db_get(int db, unsigned slot, const char *key, size_t klen, int fl
 
 void db_add(int db, unsigned slot, struct entry *e)
 {
+    void (*hook)(int, const char *, size_t) = atomic_load_explicit(&db_key_added_hook, memory_order_relaxed);
     struct table **tp = tslot(db, slot);
+    if (hook)
+        hook(db, entry_key(e), e->klen);
     if (!*tp)
         *tp = table_new(4);
     table_insert(tp, e, table_hash(entry_key(e), e->klen));
@@ -335,6 +463,8 @@ void db_replace(int db, unsigned slot, long idx, struct entry *e)
         slot_exp_add(slot, 1);
     }
     t->slots[idx] = e;
+    if (old->type == OBJ_STREAM && old != e) /* overwritten: XREADGROUP waiters re-check */
+        signal_key_ready(db, slot, entry_key(e), e->klen);
     if (old != e)
         entry_free(old);
 }
@@ -476,15 +606,22 @@ long db_active_expire(unsigned from, unsigned to, unsigned *cursor, long long bu
                         continue;
                     struct entry *e = t->slots[i];
                     int gone = (e->flags & E_HAS_EXPIRE) && entry_expire(e) <= now;
+                    int expired = gone;
                     if (!gone && (e->flags & E_HFE)) {
                         int empty = 0;
-                        hash_expire_fields(e, s, now, &empty);
+                        long dropped = hash_expire_fields(e, s, now, &empty);
                         gone = empty;
+                        /* (e stays in place: expiry only shrinks it) */
+                        if ((dropped || empty) && db_hash_expired_hook)
+                            db_hash_expired_hook(d, s, entry_key(e), e->klen, empty);
                     }
                     if (gone) {
                         /* Removing may shrink the table: restart this slot. */
                         uint32_t cap = t->cap;
-                        remove_at(d, s, (long)i, 1);
+                        remove_at(d, s, (long)i, 0);
+                        if (expired && db_key_expired_hook)
+                            db_key_expired_hook(d, s, entry_key(e), e->klen);
+                        entry_free(e);
                         removed++;
                         t = ks.dbs[d]->t[s];
                         if (!t || t->cap != cap)

@@ -79,10 +79,35 @@ uint32_t lfu_touch(uint32_t lru);
 
 void db_init(int ndb);
 
-/* Locking. slots[] need not be sorted or unique; it is sorted in place. */
+/* Locking. slots[] need not be sorted or unique; it is sorted in place.
+ *
+ * A thread that must wait for a slot lock while holding others (every
+ * multi-slot acquisition below) gives way to a lock-yield request: a
+ * script that needs an undeclared slot below ones it holds (cmd/multi.c,
+ * lockctx_ensure) raises db_lock_yield_req; waiters then drop what they
+ * took, wait for the request to clear and start over, so the script's
+ * out-of-order wait cannot close a cycle.  (Scripts run one at a time, so
+ * there is at most one such waiter.)  The _ex forms also give up (return -1,
+ * nothing held) when db_script_busy is set, so commands blocked behind a
+ * busy script's locks get BUSY instead of waiting. */
+extern atomic_int db_lock_yield_req;
+/* Set by net/worker.c: lock waits that hold nothing (or drop what they
+ * hold) run the waiting worker's jobs, since a thread holding every slot
+ * lock may be waiting in worker_broadcast() for this worker. */
+extern int (*db_wait_jobs_pending)(void);
+extern void (*db_wait_run_jobs)(void);
+extern atomic_int script_busy;
 void db_lock_slots(unsigned *slots, int n);
+int db_lock_slots_ex(unsigned *slots, int n, int busy_abort);
+/* One slot, nothing else held: 0 locked, -1 busy script (not locked). */
+int db_lock_one_ex(unsigned s, int busy_abort);
+/* Wait for slot s while holding lower ones only if no yield is requested:
+ * 0 locked, -1 a yield was requested (not locked; the caller must release
+ * what it holds and retry). */
+int db_lock_or_yield(unsigned s);
 void db_unlock_slots(const unsigned *slots, int n);
 void db_lock_all(void);
+int db_lock_all_ex(int busy_abort);
 void db_unlock_all(void);
 
 /* Lookup flags. */
@@ -137,6 +162,22 @@ void db_swap(int a, int b);
 /* Expiry sweeper: one pass over [from, to) slots with a time budget (us);
  * returns keys removed.  Takes each slot's lock with trylock. */
 long db_active_expire(unsigned from, unsigned to, unsigned *cursor, long long budget_us);
+
+/* Hooks into the layers above (cmd/notify.c installs them at start-up; NULL
+ * means nothing to do).  All run with the key's slot lock held.
+ *  - db_key_expired_hook: a key was deleted because its TTL passed (lazily
+ *    by a lookup or by the sweeper); key points at the removed entry's bytes,
+ *    valid for the call only.  (Keyspace event "expired", WATCH.)
+ *  - db_hash_expired_hook: the sweeper dropped expired fields of a hash;
+ *    deleted: the hash became empty and is about to be removed.
+ *  - db_keymiss_hook: a lookup that counts hits/misses found nothing
+ *    (keyspace event "keymiss"); set only while that class is enabled.
+ *  - db_key_added_hook: db_add() is adding a key (keyspace event "new",
+ *    which Redis fires in dbAdd); set only while that class is enabled. */
+extern void (*db_key_expired_hook)(int db, unsigned slot, const char *key, size_t klen);
+extern void (*db_hash_expired_hook)(int db, unsigned slot, const char *key, size_t klen, int deleted);
+extern void (*_Atomic db_keymiss_hook)(int db, const char *key, size_t klen);
+extern void (*_Atomic db_key_added_hook)(int db, const char *key, size_t klen);
 
 /* now in ms, cached per command (so a MULTI/EXEC sees one instant). */
 long long db_now_ms(void);

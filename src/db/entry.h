@@ -26,6 +26,7 @@ enum {
     ENC_SKIPLIST = 7,    /* "skiplist": sorted set = dict + skiplist */
     ENC_EMBSTR = 8,
     ENC_QUICKLIST = 9,   /* "quicklist": list of listpack nodes */
+    ENC_STREAM = 10,     /* "stream": ds/stream.h + consumer groups (cmd/t_stream.c) */
     ENC_LISTPACK = 11,   /* "listpack": ds/listpack.h */
     ENC_LISTPACK_EX = 12 /* "listpackex": hash listpack with field TTLs */
 };

@@ -25,6 +25,7 @@ const struct type_ops *obj_ops(uint8_t type)
     case OBJ_HASH: return &hash_type_ops;
     case OBJ_SET: return &set_type_ops;
     case OBJ_ZSET: return &zset_type_ops;
+    case OBJ_STREAM: return &stream_type_ops;
     default: return NULL;
     }
 }
@@ -105,6 +106,7 @@ const char *obj_enc_name(const struct entry *e)
     case ENC_QUICKLIST: return "quicklist";
     case ENC_LISTPACK: return "listpack";
     case ENC_LISTPACK_EX: return "listpackex";
+    case ENC_STREAM: return "stream";
     default: return "unknown";
     }
 }

@@ -19,6 +19,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
@@ -33,7 +34,9 @@
 #include "../base/log.h"
 #include "../base/mem.h"
 #include "../base/util.h"
+#include "../cmd/multi.h"
 #include "../cmd/pubsub.h"
+#include "../cmd/tracking.h"
 #include "../db/blocking.h"
 #include "../server.h"
 
@@ -193,6 +196,24 @@ static void pending_unlink(struct client *c)
     c->flags &= ~CF_PENDING_WRITE;
 }
 
+static void push_unlink(struct client *c)
+{
+    struct worker *w = c->w;
+    struct client *prev = NULL;
+    for (struct client *x = w->push_head; x; prev = x, x = x->push_next) {
+        if (x != c)
+            continue;
+        if (prev)
+            prev->push_next = c->push_next;
+        else
+            w->push_head = c->push_next;
+        if (w->push_tail == c)
+            w->push_tail = prev;
+        break;
+    }
+    c->flags &= ~CF_PENDING_PUSH;
+}
+
 static void resume_unlink(struct client *c)
 {
     struct client **pp = &c->w->resume;
@@ -206,17 +227,38 @@ static void resume_unlink(struct client *c)
     c->flags &= ~CF_RESUME;
 }
 
+/* Set while a busy script lets this worker serve its other clients
+ * (worker_process_events_busy): closing is deferred to the end of the loop
+ * turn, because the outer turn may still hold events for the client. */
+static _Thread_local int busy_nesting;
+
 void client_close(struct client *c)
 {
     struct worker *w = c->w;
+    if (busy_nesting) {
+        c->flags |= CF_CLOSE_ASAP;
+        c->sent = c->out.len;
+        if (!(c->flags & CF_PENDING_WRITE)) {
+            c->flags |= CF_PENDING_WRITE;
+            c->pw_next = w->pending_write;
+            w->pending_write = c;
+        }
+        return;
+    }
     if (c->blocked)
         blocking_client_gone(c);
     if (c->flags & CF_PUBSUB)
         pubsub_client_gone(c);
+    if (c->ms)
+        multi_client_gone(c);
+    if (c->trk)
+        tracking_client_gone(c);
     if (c->flags & CF_RESUME)
         resume_unlink(c);
     if (c->flags & CF_PENDING_WRITE)
         pending_unlink(c);
+    if (c->flags & CF_PENDING_PUSH)
+        push_unlink(c);
     epoll_ctl(w->epfd, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
     if (c->prev)
@@ -229,6 +271,10 @@ void client_close(struct client *c)
     atomic_fetch_sub(&connected_clients, 1);
     resp_parser_free(&c->parser);
     reply_free(&c->out);
+    if (c->pushbuf) {
+        reply_free(c->pushbuf);
+        hk_free(c->pushbuf);
+    }
     hk_free(c->qbuf);
     hk_free(c->name);
     hk_free(c->lib_name);
@@ -408,6 +454,34 @@ void client_output_ready(struct client *c)
     }
 }
 
+struct reply *client_push_target(struct client *c)
+{
+    if (!(c->flags & CF_EXECUTING))
+        return &c->out;
+    if (!c->pushbuf) {
+        c->pushbuf = hk_malloc(sizeof(*c->pushbuf));
+        reply_init(c->pushbuf);
+    }
+    c->pushbuf->resp = c->out.resp;
+    return c->pushbuf;
+}
+
+void client_push_ready(struct client *c)
+{
+    if (c->out.len > c->sent && !(c->flags & (CF_PENDING_WRITE | CF_PENDING_PUSH | CF_CLOSE_ASAP))) {
+        struct worker *w = c->w;
+        c->flags |= CF_PENDING_PUSH;
+        c->push_next = NULL;
+        if (w->push_tail)
+            w->push_tail->push_next = c;
+        else
+            w->push_head = c;
+        w->push_tail = c;
+    }
+    if (c->out.len > c->sent && !(c->flags & CF_CLOSE_ASAP) && obuf_over_limit(c))
+        client_output_ready(c); /* applies the limit: closes after this turn */
+}
+
 static void client_read(struct client *c)
 {
     size_t want = QBUF_CHUNK;
@@ -455,31 +529,63 @@ static void do_accept(struct worker *w, int lfd)
     }
 }
 
+/* The job queue is FIFO and run_jobs() pops one job at a time, so a job
+ * that waits for a slot lock may run the jobs queued after it (see
+ * jobs_pending_hook) without reordering anything: one publisher's messages
+ * still reach each worker's subscribers in order. */
+static void job_push(struct worker *w, struct job *j)
+{
+    uint64_t one = 1;
+    j->next = NULL;
+    pthread_mutex_lock(&w->jlock);
+    if (w->jobs_tail)
+        w->jobs_tail->next = j;
+    else
+        __atomic_store_n(&w->jobs, j, __ATOMIC_RELEASE);
+    w->jobs_tail = j;
+    pthread_mutex_unlock(&w->jlock);
+    if (write(w->efd, &one, sizeof(one)) < 0) {
+        /* eventfd counter overflow cannot happen with one-increments. */
+    }
+}
+
 static void run_jobs(struct worker *w)
 {
     uint64_t v;
-    struct job *list, *rev = NULL;
     if (read(w->efd, &v, sizeof(v)) < 0) {
         /* EAGAIN: nothing was signalled; the list may still hold jobs. */
     }
-    pthread_mutex_lock(&w->jlock);
-    list = w->jobs;
-    w->jobs = NULL;
-    pthread_mutex_unlock(&w->jlock);
-    while (list) { /* pushed LIFO: reverse to run in order */
-        struct job *n = list->next;
-        list->next = rev;
-        rev = list;
-        list = n;
-    }
-    while (rev) {
-        struct job *j = rev;
-        rev = rev->next;
+    for (;;) {
+        pthread_mutex_lock(&w->jlock);
+        struct job *j = w->jobs;
+        if (j) {
+            __atomic_store_n(&w->jobs, j->next, __ATOMIC_RELAXED);
+            if (!j->next)
+                w->jobs_tail = NULL;
+        }
+        pthread_mutex_unlock(&w->jlock);
+        if (!j)
+            return;
         j->fn(w, j->arg);
         if (j->remaining)
             atomic_fetch_sub(j->remaining, 1);
         hk_free(j);
     }
+}
+
+/* Slot-lock waits run this worker's jobs (db.h db_wait_*): a worker that
+ * holds every slot lock may wait in worker_broadcast() for us (CLIENT LIST
+ * inside EXEC), so nobody may spin on a slot lock without serving jobs. */
+static int jobs_pending_hook(void)
+{
+    struct worker *w = cur_worker;
+    return w && __atomic_load_n(&w->jobs, __ATOMIC_ACQUIRE) != NULL;
+}
+
+static void run_jobs_hook(void)
+{
+    if (cur_worker)
+        run_jobs(cur_worker);
 }
 
 void worker_broadcast(void (*fn)(struct worker *, void *), void *arg)
@@ -492,18 +598,11 @@ void worker_broadcast(void (*fn)(struct worker *, void *), void *arg)
         if (w == self)
             continue;
         struct job *j = hk_malloc(sizeof(*j));
-        uint64_t one = 1;
         j->fn = fn;
         j->arg = arg;
         j->remaining = &remaining;
         atomic_fetch_add(&remaining, 1);
-        pthread_mutex_lock(&w->jlock);
-        j->next = w->jobs;
-        w->jobs = j;
-        pthread_mutex_unlock(&w->jlock);
-        if (write(w->efd, &one, sizeof(one)) < 0) {
-            /* eventfd counter overflow cannot happen with one-increments. */
-        }
+        job_push(w, j);
     }
     if (self)
         fn(self, arg);
@@ -520,17 +619,10 @@ void worker_broadcast(void (*fn)(struct worker *, void *), void *arg)
 void worker_post(struct worker *w, void (*fn)(struct worker *, void *), void *arg)
 {
     struct job *j = hk_malloc(sizeof(*j));
-    uint64_t one = 1;
     j->fn = fn;
     j->arg = arg;
     j->remaining = NULL;
-    pthread_mutex_lock(&w->jlock);
-    j->next = w->jobs;
-    w->jobs = j;
-    pthread_mutex_unlock(&w->jlock);
-    if (write(w->efd, &one, sizeof(one)) < 0) {
-        /* eventfd counter overflow cannot happen with one-increments. */
-    }
+    job_push(w, j);
 }
 
 void client_unblocked(struct client *c)
@@ -562,6 +654,89 @@ static void flush_pending(struct worker *w)
         c->flags &= ~CF_PENDING_WRITE;
         /* 1: the backlog drained and reading was paused: run the commands
          * still waiting in the query buffer. */
+        if (client_write(c) == 1)
+            process_input(c);
+    }
+}
+
+/* A script on this worker has run past busy-reply-threshold (called from
+ * its Lua hook, every ~10 ms): serve the worker's other connections without
+ * blocking, as Redis's processEventsWhileBlocked, so they get BUSY (or run
+ * SCRIPT KILL, FUNCTION KILL/STATS, SHUTDOWN, AUTH, ... which are
+ * CMD_ALLOW_BUSY).  The running client is never read, written or freed;
+ * clients that close meanwhile are only flagged (see client_close). */
+void worker_process_events_busy(struct worker *w, struct client *running)
+{
+    struct epoll_event evs[64];
+    long long saved_time = db_cmd_time_ms;
+    int saved_notouch = db_notouch;
+    busy_nesting++;
+    int n = epoll_wait(w->epfd, evs, 64, 0);
+    for (int i = 0; i < n; i++) {
+        uint64_t d = evs[i].data.u64;
+        if (is_tag(d)) {
+            if (d == TAG_EVENT)
+                run_jobs(w);
+            else
+                do_accept(w, w->lfds[d - 8]);
+            continue;
+        }
+        struct client *c = evs[i].data.ptr;
+        if (c == running || (c->flags & CF_CLOSE_ASAP))
+            continue;
+        if (evs[i].events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) {
+            int rc = client_write(c);
+            if (rc < 0 || (c->flags & CF_CLOSE_ASAP))
+                continue;
+            if (rc == 1)
+                process_input(c);
+        }
+        if ((evs[i].events & EPOLLIN) && !(c->flags & (CF_READ_PAUSED | CF_CLOSE_ASAP)))
+            client_read(c);
+    }
+    /* Write the replies, keeping the running client (and the ones to close)
+     * for the outer loop turn. */
+    struct client *list = w->pending_write, *keep = NULL;
+    w->pending_write = NULL;
+    while (list) {
+        struct client *c = list;
+        list = c->pw_next;
+        if (c == running || (c->flags & CF_CLOSE_ASAP)) {
+            c->pw_next = keep;
+            keep = c;
+            continue;
+        }
+        c->flags &= ~CF_PENDING_WRITE;
+        if (client_write(c) == 1 && !(c->flags & CF_CLOSE_ASAP))
+            process_input(c);
+    }
+    while (keep) {
+        struct client *c = keep;
+        keep = c->pw_next;
+        c->pw_next = w->pending_write;
+        w->pending_write = c;
+    }
+    busy_nesting--;
+    db_cmd_time_ms = saved_time;
+    db_notouch = saved_notouch;
+}
+
+/* Pushed output (pub/sub deliveries) is written FIFO, at most `budget`
+ * clients per loop turn after every command reply: a fan-out that queued
+ * output for thousands of subscribers is written over several turns, with
+ * the other clients' commands served in between (the loop polls without
+ * sleeping while pushes are pending). */
+#define PUSH_BUDGET 128
+static void flush_push(struct worker *w, int budget)
+{
+    while (w->push_head && budget-- > 0) {
+        struct client *c = w->push_head;
+        w->push_head = c->push_next;
+        if (!w->push_head)
+            w->push_tail = NULL;
+        c->flags &= ~CF_PENDING_PUSH;
+        if (c->flags & CF_PENDING_WRITE)
+            continue; /* written with the command replies */
         if (client_write(c) == 1)
             process_input(c);
     }
@@ -601,6 +776,9 @@ static void cron(struct worker *w)
         if (from < to)
             db_active_expire(from, to, &w->expire_cursor, budget);
     }
+    /* Client-side caching: invalidations of keys expired above, and the
+     * tracking-table-max-keys limit. */
+    tracking_cron(w);
 }
 
 static void *worker_main(void *arg)
@@ -623,7 +801,7 @@ static void *worker_main(void *arg)
             if (bt >= 0 && bt < timeout)
                 timeout = (int)bt;
         }
-        if (w->resume)
+        if (w->resume || w->push_head)
             timeout = 0;
         if (timeout < 0)
             timeout = 0;
@@ -650,6 +828,7 @@ static void *worker_main(void *arg)
         }
         run_resumed(w);
         flush_pending(w);
+        flush_push(w, PUSH_BUDGET);
         now = time_ms();
         if (now >= w->next_cron_ms) {
             cron(w);
@@ -658,6 +837,7 @@ static void *worker_main(void *arg)
     }
     /* Flush what we can and close every client. */
     flush_pending(w);
+    flush_push(w, INT_MAX);
     while (w->clients)
         client_close(w->clients);
     /* Keep serving jobs until every worker has left its loop: a worker
@@ -717,6 +897,8 @@ int workers_start(int n)
     char *addrs = hk_strdup(cfg.bind), *save = NULL, *a;
     nworkers = n;
     workers = hk_calloc(sizeof(struct worker) * (size_t)n);
+    db_wait_jobs_pending = jobs_pending_hook;
+    db_wait_run_jobs = run_jobs_hook;
     blocking_init_workers(n);
     pubsub_init(n);
     for (int i = 0; i < n; i++) {

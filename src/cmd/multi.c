@@ -1,0 +1,737 @@
+/* multi.c - MULTI/EXEC/DISCARD/WATCH/UNWATCH and the lock context.
+ *
+ * Lock context (thread-local, see multi.h).  EXEC computes every slot its
+ * queued commands name plus the slots of the client's WATCHed keys, takes
+ * them in ascending order (or all of them, when a queued command needs the
+ * whole keyspace), checks the WATCH state under those locks and runs the
+ * queue: no other thread can observe a partial transaction, and a write on
+ * another thread either happened before (and aborts EXEC) or waits until
+ * after.  EXEC never needs a lock it did not take up front.  A script may:
+ * redis.call() can name any key.  lockctx_ensure() then takes the slot:
+ * by trylock; by a plain wait when the slot is above every slot held (the
+ * global ascending order keeps that deadlock-free); otherwise it raises
+ * db_lock_yield_req and spins: every thread that waits for a lock while
+ * holding others gives way to that request (db.c), and scripts run one at a
+ * time (the script mutex), so no cycle can form.
+ *
+ * WATCH.  A watched key is a `struct watcher` node in two places: the
+ * client's array (owner thread) and the per-slot list watch_heads[slot],
+ * which is read and written only with that slot's lock held.  A write on
+ * any thread calls signal_modified_key() with the slot lock held; it walks
+ * the slot's list and sets the watching client's dirty_cas flag (an atomic:
+ * the client's multi_state is owned by its worker but this one field is
+ * written by any thread).  Nodes leave the lists only under the slot lock,
+ * before the client's state is freed, so a writer never sees a freed node.
+ * Redis's rule for keys already logically expired at WATCH time (their
+ * deletion is not a change) is kept per node. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../base/mem.h"
+#include "../base/util.h"
+#include "../db/blocking.h"
+#include "../db/entry.h"
+#include "commands.h"
+#include "multi.h"
+#include "tracking.h"
+
+/* ------------------------------------------------------ lock context --- */
+struct lockctx {
+    int depth;
+    int all;
+    unsigned *held;              /* inline[] or a heap array (freed at the end) */
+    int n, cap;
+    unsigned inline_held[64];
+    unsigned max;
+    uint64_t bits[NSLOTS / 64];
+};
+static _Thread_local struct lockctx lc;
+
+int lockctx_active(void)
+{
+    return lc.depth > 0;
+}
+
+int lockctx_all_held(void)
+{
+    return lc.depth > 0 && lc.all;
+}
+
+static int lc_has(unsigned s)
+{
+    return (lc.bits[s >> 6] >> (s & 63)) & 1;
+}
+
+static void lc_add(unsigned s)
+{
+    lc.bits[s >> 6] |= 1ull << (s & 63);
+    if (lc.n == lc.cap) {
+        if (!lc.held) {
+            lc.held = lc.inline_held;
+            lc.cap = 64;
+        } else {
+            unsigned *h = hk_malloc(sizeof(unsigned) * (size_t)lc.cap * 2);
+            memcpy(h, lc.held, sizeof(unsigned) * (size_t)lc.n);
+            if (lc.held != lc.inline_held)
+                hk_free(lc.held);
+            lc.held = h;
+            lc.cap *= 2;
+        }
+    }
+    lc.held[lc.n++] = s;
+    if (s > lc.max || lc.n == 1)
+        lc.max = s;
+}
+
+/* Take slot s while holding others (see the header comment). */
+static void lc_take(unsigned s)
+{
+    if (spin_trylock(&ks.locks[s]))
+        return;
+    if (lc.n == 0 && !lc.all) {
+        db_lock_one_ex(s, 0); /* holds nothing: serve jobs while waiting */
+        return;
+    }
+    if (s > lc.max) {
+        spin_lock(&ks.locks[s]);
+        return;
+    }
+    atomic_fetch_add(&db_lock_yield_req, 1);
+    unsigned spins = 0;
+    while (!spin_trylock(&ks.locks[s])) {
+        if (++spins < 256)
+            __builtin_ia32_pause();
+        else {
+            spins = 0;
+            sched_yield();
+        }
+    }
+    atomic_fetch_sub(&db_lock_yield_req, 1);
+}
+
+void lockctx_ensure(unsigned s)
+{
+    if (lc.all || lc_has(s))
+        return;
+    lc_take(s);
+    lc_add(s);
+}
+
+void slot_lock_self(unsigned s)
+{
+    if (lc.depth > 0) {
+        lockctx_ensure(s);
+        return;
+    }
+    if (!spin_trylock(&ks.locks[s]))
+        db_lock_one_ex(s, 0);
+}
+
+void slot_unlock_self(unsigned s)
+{
+    if (lc.depth == 0)
+        spin_unlock(&ks.locks[s]);
+}
+
+void lockctx_ensure_all(void)
+{
+    if (lc.all)
+        return;
+    if (lc.n == 0) {
+        db_lock_all(); /* nothing held yet: the ordinary ascending wait */
+        lc.all = 1;
+        return;
+    }
+    for (unsigned s = 0; s < NSLOTS; s++) {
+        if (lc_has(s))
+            continue;
+        lc_take(s);
+        if (s > lc.max || lc.n == 0)
+            lc.max = s;
+    }
+    lc.all = 1;
+}
+
+void lockctx_begin_keys(const unsigned *slots, int n)
+{
+    if (lc.depth++ > 0) {
+        for (int i = 0; i < n; i++)
+            lockctx_ensure(slots[i]);
+        return;
+    }
+    unsigned tmp[64], *v = n <= 64 ? tmp : hk_malloc(sizeof(unsigned) * (size_t)n);
+    memcpy(v, slots, sizeof(unsigned) * (size_t)n);
+    db_lock_slots(v, n); /* sorts */
+    for (int i = 0; i < n; i++) {
+        if (i > 0 && v[i] == v[i - 1])
+            continue;
+        lc_add(v[i]);
+    }
+    if (v != tmp)
+        hk_free(v);
+}
+
+void lockctx_begin_all(void)
+{
+    if (lc.depth++ > 0) {
+        lockctx_ensure_all();
+        return;
+    }
+    db_lock_all();
+    lc.all = 1;
+}
+
+void lockctx_end(void)
+{
+    if (--lc.depth > 0)
+        return;
+    if (lc.all) {
+        db_unlock_all();
+        memset(lc.bits, 0, sizeof(lc.bits));
+    } else {
+        for (int i = lc.n - 1; i >= 0; i--) {
+            spin_unlock(&ks.locks[lc.held[i]]);
+            lc.bits[lc.held[i] >> 6] = 0;
+        }
+    }
+    lc.all = 0;
+    lc.n = 0;
+    lc.max = 0;
+    if (lc.held != lc.inline_held)
+        hk_free(lc.held); /* nothing stays allocated between contexts */
+    lc.held = NULL;
+    lc.cap = 0;
+}
+
+/* Commands flagged SELF_LOCKING whose handlers take no slot lock at all. */
+static int needs_no_locks(const struct cmd *cmd)
+{
+    return cmd->fn == spublish_command || cmd->fn == ssubscribe_command || cmd->fn == sunsubscribe_command;
+}
+
+/* Does this command need every slot inside a context?  Besides the
+ * whole-keyspace commands: INFO and DEBUG lock slots themselves, and admin
+ * commands (CLIENT LIST/KILL, CONFIG SET ...) may wait in worker_broadcast(),
+ * which is only safe holding every slot lock (then no other thread holds
+ * one, and every lock wait serves jobs). */
+static int needs_all(const struct cmd *cmd)
+{
+    if (cmd->flags & (CMD_ALL_LOCKS | CMD_ADMIN))
+        return 1;
+    if (cmd->fn == info_command || cmd->fn == client_command || cmd->fn == config_command)
+        return 1;
+    if ((cmd->flags & CMD_SELF_LOCKING) && !needs_no_locks(cmd) && !(cmd->acl & ACL_SCRIPTING))
+        return 1;
+    return 0;
+}
+
+void cmd_call(struct client *c, const struct cmd *cmd)
+{
+    struct worker_stats *ws = &c->w->stats;
+    long long t0 = time_us();
+    size_t before = c->out.len;
+    c->cmd = cmd;
+    if (needs_all(cmd)) {
+        lockctx_ensure_all();
+    } else if (!(cmd->flags & CMD_SELF_LOCKING)) {
+        int idx[64], *kidx = c->argc > 64 ? hk_malloc(sizeof(int) * (size_t)c->argc) : idx;
+        int nk = cmd_keys(cmd, c, kidx, c->argc);
+        for (int i = 0; i < nk; i++) {
+            unsigned s = key_slot(c->argv[kidx[i]], c->argvlen[kidx[i]]);
+            c->kslot[kidx[i]] = s;
+            lockctx_ensure(s);
+        }
+        if (kidx != idx)
+            hk_free(kidx);
+    }
+    cmd->fn(c);
+    tracking_remember_keys(c);
+    long long t1 = time_us();
+    STAT_ADD(ws->cmd_calls[cmd->id], 1);
+    STAT_ADD(ws->cmd_usec[cmd->id], (unsigned long long)(t1 > t0 ? t1 - t0 : 0));
+    if (c->out.len > before && c->out.buf[before] == '-') {
+        STAT_ADD(ws->errors, 1);
+        STAT_ADD(ws->cmd_failed[cmd->id], 1);
+    }
+}
+
+/* ------------------------------------------------------ script mutex --- */
+static pthread_mutex_t script_mu = PTHREAD_MUTEX_INITIALIZER;
+static _Thread_local int script_depth;
+
+int script_mutex_lock(void)
+{
+    if (script_depth > 0) {
+        script_depth++;
+        return 0;
+    }
+    while (pthread_mutex_trylock(&script_mu) != 0) {
+        if (atomic_load_explicit(&script_busy, memory_order_relaxed))
+            return -1;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 1000000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        if (pthread_mutex_timedlock(&script_mu, &ts) == 0)
+            break;
+    }
+    script_depth = 1;
+    return 0;
+}
+
+void script_mutex_unlock(void)
+{
+    if (--script_depth == 0)
+        pthread_mutex_unlock(&script_mu);
+}
+
+/* ------------------------------------------------------------ watch --- */
+struct watcher {
+    struct watcher *next, *prev; /* watch_heads[slot] list (slot lock) */
+    struct multi_state *ms;
+    int db;
+    unsigned slot;
+    int expired;                 /* logically expired when watched */
+    size_t klen;
+    char key[];
+};
+
+struct qcmd {
+    const struct cmd *cmd;
+    int argc;
+    const char **argv;
+    size_t *lens;
+};
+
+struct multi_state {
+    int in_multi;
+    int dirty_exec;
+    atomic_int dirty_cas;
+    struct qcmd *q;
+    int nq, capq;
+    size_t qbytes;
+    struct watcher **w;
+    int nw, capw;
+};
+
+static struct watcher *watch_heads[NSLOTS];
+static atomic_long nwatchers;
+
+static struct multi_state *ms_get(struct client *c)
+{
+    if (!c->ms)
+        c->ms = hk_calloc(sizeof(struct multi_state));
+    return c->ms;
+}
+
+static int key_expired_now(int db, unsigned slot, const char *key, size_t klen)
+{
+    struct entry *e = db_get(db, slot, key, klen, LK_NOEXPIRE | LK_NOSTATS | LK_NOTOUCH);
+    if (!e || !(e->flags & E_HAS_EXPIRE))
+        return 0;
+    return entry_expire(e) <= db_now_ms();
+}
+
+static int key_present_raw(int db, unsigned slot, const char *key, size_t klen)
+{
+    return db_get(db, slot, key, klen, LK_NOEXPIRE | LK_NOSTATS | LK_NOTOUCH) != NULL;
+}
+
+/* Slot lock held. */
+static void watch_add(struct client *c, int db, unsigned slot, const char *key, size_t klen)
+{
+    struct multi_state *ms = ms_get(c);
+    for (int i = 0; i < ms->nw; i++) {
+        struct watcher *x = ms->w[i];
+        if (x->db == db && x->klen == klen && memcmp(x->key, key, klen) == 0)
+            return;
+    }
+    struct watcher *x = hk_malloc(sizeof(*x) + klen);
+    x->ms = ms;
+    x->db = db;
+    x->slot = slot;
+    x->klen = klen;
+    memcpy(x->key, key, klen);
+    x->expired = key_expired_now(db, slot, key, klen);
+    x->prev = NULL;
+    x->next = watch_heads[slot];
+    if (x->next)
+        x->next->prev = x;
+    watch_heads[slot] = x;
+    atomic_fetch_add(&nwatchers, 1);
+    if (ms->nw == ms->capw) {
+        ms->capw = ms->capw ? ms->capw * 2 : 4;
+        ms->w = hk_realloc(ms->w, sizeof(*ms->w) * (size_t)ms->capw);
+    }
+    ms->w[ms->nw++] = x;
+}
+
+/* Slot lock of x held. */
+static void watch_unlink(struct watcher *x)
+{
+    if (x->prev)
+        x->prev->next = x->next;
+    else
+        watch_heads[x->slot] = x->next;
+    if (x->next)
+        x->next->prev = x->prev;
+    atomic_fetch_sub(&nwatchers, 1);
+    hk_free(x);
+}
+
+/* locked: the caller holds every watched slot (EXEC's context). */
+static void unwatch_all(struct client *c, int locked)
+{
+    struct multi_state *ms = c->ms;
+    if (!ms || ms->nw == 0)
+        return;
+    for (int i = 0; i < ms->nw; i++) {
+        struct watcher *x = ms->w[i];
+        unsigned s = x->slot;
+        if (!locked)
+            slot_lock_self(s);
+        watch_unlink(x);
+        if (!locked)
+            slot_unlock_self(s);
+    }
+    ms->nw = 0;
+    if (ms->capw > 64) {
+        hk_free(ms->w);
+        ms->w = NULL;
+        ms->capw = 0;
+    }
+}
+
+void signal_modified_key(struct client *c, int db, unsigned slot, const char *key, size_t klen)
+{
+    tracking_invalidate_key(c, db, slot, key, klen);
+    if (atomic_load_explicit(&nwatchers, memory_order_relaxed) == 0)
+        return;
+    for (struct watcher *x = watch_heads[slot]; x; x = x->next) {
+        if (x->db != db || x->klen != klen || memcmp(x->key, key, klen) != 0)
+            continue;
+        if (x->expired) {
+            /* Watched while already expired: its deletion is no change. */
+            if (!key_present_raw(db, slot, key, klen))
+                x->expired = 0;
+            continue;
+        }
+        atomic_store_explicit(&x->ms->dirty_cas, 1, memory_order_relaxed);
+    }
+}
+
+/* All locks held.  replaced_with < 0: FLUSH (the db is emptied). */
+static void touch_all_in_db(int emptied, int replaced_with)
+{
+    if (atomic_load_explicit(&nwatchers, memory_order_relaxed) == 0)
+        return;
+    for (unsigned s = 0; s < NSLOTS; s++) {
+        for (struct watcher *x = watch_heads[s]; x; x = x->next) {
+            if (x->db != emptied)
+                continue;
+            int in_emptied = key_present_raw(emptied, s, x->key, x->klen);
+            int in_repl = replaced_with >= 0 && key_present_raw(replaced_with, s, x->key, x->klen);
+            if (!in_emptied && !in_repl)
+                continue;
+            if (x->expired) {
+                if (!in_repl) {
+                    x->expired = 0;
+                    continue;
+                }
+                if (key_expired_now(replaced_with, s, x->key, x->klen))
+                    continue;
+            } else if (!in_emptied && key_expired_now(replaced_with, s, x->key, x->klen)) {
+                x->expired = 1;
+                continue;
+            }
+            atomic_store_explicit(&x->ms->dirty_cas, 1, memory_order_relaxed);
+        }
+    }
+}
+
+void signal_flushed_db(struct client *c, int db)
+{
+    tracking_invalidate_all(c, db);
+    if (db >= 0) {
+        touch_all_in_db(db, -1);
+        return;
+    }
+    for (int i = 0; i < cfg.databases; i++)
+        touch_all_in_db(i, -1);
+}
+
+void signal_swapdb(int a, int b)
+{
+    touch_all_in_db(a, b);
+    touch_all_in_db(b, a);
+}
+
+/* ------------------------------------------------------------ queue --- */
+static void discard_queue(struct multi_state *ms)
+{
+    for (int i = 0; i < ms->nq; i++)
+        hk_free(ms->q[i].argv);
+    hk_free(ms->q);
+    ms->q = NULL;
+    ms->nq = ms->capq = 0;
+    ms->qbytes = 0;
+}
+
+static void discard_transaction(struct client *c, int locked)
+{
+    struct multi_state *ms = c->ms;
+    if (!ms)
+        return;
+    discard_queue(ms);
+    ms->in_multi = 0;
+    ms->dirty_exec = 0;
+    atomic_store(&ms->dirty_cas, 0);
+    unwatch_all(c, locked);
+}
+
+void multi_client_gone(struct client *c)
+{
+    if (!c->ms)
+        return;
+    discard_transaction(c, 0);
+    hk_free(c->ms->w);
+    hk_free(c->ms);
+    c->ms = NULL;
+}
+
+int multi_in_progress(const struct client *c)
+{
+    return c->ms && c->ms->in_multi;
+}
+
+void multi_flag_error(struct client *c)
+{
+    if (c->ms && c->ms->in_multi)
+        c->ms->dirty_exec = 1;
+}
+
+int multi_queue_command(struct client *c, const struct cmd *cmd)
+{
+    struct multi_state *ms = c->ms;
+    if (ms->dirty_exec || atomic_load_explicit(&ms->dirty_cas, memory_order_relaxed))
+        return 0; /* EXEC will fail anyway: keep nothing */
+    size_t bytes = 0;
+    for (int i = 0; i < c->argc; i++)
+        bytes += c->argvlen[i] + 1;
+    size_t hdr = (sizeof(char *) + sizeof(size_t)) * (size_t)c->argc;
+    char *blk = hk_malloc(hdr + bytes);
+    struct qcmd q;
+    q.cmd = cmd;
+    q.argc = c->argc;
+    q.argv = (const char **)(void *)blk;
+    q.lens = (size_t *)(void *)(blk + sizeof(char *) * (size_t)c->argc);
+    char *p = blk + hdr;
+    for (int i = 0; i < c->argc; i++) {
+        memcpy(p, c->argv[i], c->argvlen[i]);
+        p[c->argvlen[i]] = 0;
+        q.argv[i] = p;
+        q.lens[i] = c->argvlen[i];
+        p += c->argvlen[i] + 1;
+    }
+    if (ms->nq == ms->capq) {
+        ms->capq = ms->capq ? ms->capq * 2 : 4;
+        ms->q = hk_realloc(ms->q, sizeof(*ms->q) * (size_t)ms->capq);
+    }
+    ms->q[ms->nq++] = q;
+    ms->qbytes += hdr + bytes;
+    return 0;
+}
+
+size_t multi_client_mem(const struct client *c)
+{
+    if (!c->ms)
+        return 0;
+    return c->ms->qbytes + sizeof(struct qcmd) * (size_t)c->ms->capq +
+           (size_t)c->ms->nw * (sizeof(struct watcher) + sizeof(void *));
+}
+
+int multi_client_queued(const struct client *c)
+{
+    return c->ms && c->ms->in_multi ? c->ms->nq : -1;
+}
+
+long multi_client_watched(const struct client *c)
+{
+    return c->ms ? c->ms->nw : 0;
+}
+
+long multi_watching_clients(void)
+{
+    return atomic_load(&nwatchers);
+}
+
+/* --------------------------------------------------------- commands --- */
+void multi_command(struct client *c)
+{
+    struct multi_state *ms = ms_get(c);
+    if (ms->in_multi) {
+        reply_error(&c->out, "ERR MULTI calls can not be nested");
+        return;
+    }
+    ms->in_multi = 1;
+    reply_ok(&c->out);
+}
+
+void discard_command(struct client *c)
+{
+    if (!multi_in_progress(c)) {
+        reply_error(&c->out, "ERR DISCARD without MULTI");
+        return;
+    }
+    discard_transaction(c, 0);
+    reply_ok(&c->out);
+}
+
+void watch_command(struct client *c)
+{
+    if (multi_in_progress(c)) {
+        reply_error(&c->out, "ERR WATCH inside MULTI is not allowed");
+        return;
+    }
+    struct multi_state *ms = ms_get(c);
+    if (atomic_load(&ms->dirty_cas)) {
+        reply_ok(&c->out);
+        return;
+    }
+    /* The dispatcher holds the slot lock of every key argument. */
+    for (int i = 1; i < c->argc; i++)
+        watch_add(c, c->db, kslot(c, i), c->argv[i], c->argvlen[i]);
+    reply_ok(&c->out);
+}
+
+void unwatch_command(struct client *c)
+{
+    if (c->ms) {
+        unwatch_all(c, 0);
+        atomic_store(&c->ms->dirty_cas, 0);
+    }
+    reply_ok(&c->out);
+}
+
+static int cmp_u(const void *a, const void *b)
+{
+    unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+    return x < y ? -1 : x > y;
+}
+
+void exec_command(struct client *c)
+{
+    struct multi_state *ms = c->ms;
+    if (!ms || !ms->in_multi) {
+        reply_error(&c->out, "ERR EXEC without MULTI");
+        return;
+    }
+    if (ms->dirty_exec) {
+        reply_error(&c->out, "EXECABORT Transaction discarded because of previous errors.");
+        discard_transaction(c, 0);
+        return;
+    }
+    /* Which locks: every key of every queued command and every watched
+     * key (so the WATCH check and the run are one atomic step). */
+    int all = 0, scripting = 0, maxargc = c->argc;
+    size_t nslots = (size_t)ms->nw;
+    for (int i = 0; i < ms->nq; i++) {
+        nslots += (size_t)ms->q[i].argc;
+        if (ms->q[i].argc > maxargc)
+            maxargc = ms->q[i].argc;
+        if (needs_all(ms->q[i].cmd))
+            all = 1;
+        if (ms->q[i].cmd->acl & ACL_SCRIPTING) {
+            scripting = 1;
+            if (ms->q[i].cmd->flags & CMD_SELF_LOCKING)
+                all = 1; /* a script may touch any key */
+        }
+    }
+    if (scripting && script_mutex_lock() < 0) {
+        reply_error(&c->out, atomic_load(&script_busy) == 2
+                                 ? "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+                                 : "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.");
+        discard_transaction(c, 0);
+        return;
+    }
+    const char **orig_argv = c->argv;
+    size_t *orig_lens = c->argvlen;
+    unsigned *orig_kslot = c->kslot;
+    int orig_argc = c->argc;
+    const struct cmd *orig_cmd = c->cmd;
+    unsigned *kslot = hk_malloc(sizeof(unsigned) * (size_t)(maxargc > 0 ? maxargc : 1));
+    unsigned *slots = NULL;
+    int ns = 0;
+    if (!all) {
+        slots = hk_malloc(sizeof(unsigned) * (nslots ? nslots : 1));
+        for (int i = 0; i < ms->nw; i++)
+            slots[ns++] = ms->w[i]->slot;
+        int idx[64];
+        for (int i = 0; i < ms->nq; i++) {
+            struct qcmd *q = &ms->q[i];
+            c->argc = q->argc;
+            c->argv = q->argv;
+            c->argvlen = q->lens;
+            int *kidx = q->argc > 64 ? hk_malloc(sizeof(int) * (size_t)q->argc) : idx;
+            int nk = cmd_keys(q->cmd, c, kidx, q->argc);
+            for (int k = 0; k < nk; k++)
+                slots[ns++] = key_slot(q->argv[kidx[k]], q->lens[kidx[k]]);
+            if (kidx != idx)
+                hk_free(kidx);
+        }
+        qsort(slots, (size_t)ns, sizeof(unsigned), cmp_u);
+        lockctx_begin_keys(slots, ns);
+    } else {
+        lockctx_begin_all();
+    }
+    /* WATCH: a touched key, or one that expired since it was watched. */
+    int dirty = atomic_load(&ms->dirty_cas);
+    for (int i = 0; !dirty && i < ms->nw; i++) {
+        struct watcher *x = ms->w[i];
+        if (!x->expired && key_expired_now(x->db, x->slot, x->key, x->klen))
+            dirty = 1;
+    }
+    if (dirty) {
+        c->argc = orig_argc;
+        c->argv = orig_argv;
+        c->argvlen = orig_lens;
+        discard_transaction(c, 1);
+        lockctx_end();
+        if (scripting)
+            script_mutex_unlock();
+        reply_null_array(&c->out);
+        hk_free(kslot);
+        hk_free(slots);
+        return;
+    }
+    unwatch_all(c, 1);
+    unsigned old_flags = c->flags;
+    c->flags |= CF_DENY_BLOCKING;
+    c->kslot = kslot;
+    reply_array(&c->out, ms->nq);
+    for (int i = 0; i < ms->nq; i++) {
+        struct qcmd *q = &ms->q[i];
+        c->argc = q->argc;
+        c->argv = q->argv;
+        c->argvlen = q->lens;
+        cmd_call(c, q->cmd);
+    }
+    lockctx_end();
+    if (scripting)
+        script_mutex_unlock();
+    if (!(old_flags & CF_DENY_BLOCKING))
+        c->flags &= ~CF_DENY_BLOCKING;
+    c->argc = orig_argc;
+    c->argv = orig_argv;
+    c->argvlen = orig_lens;
+    c->kslot = orig_kslot;
+    c->cmd = orig_cmd;
+    discard_transaction(c, 0);
+    hk_free(kslot);
+    hk_free(slots);
+}

@@ -1,0 +1,82 @@
+/* multi.h - transactions, WATCH, and the lock context that EXEC and scripts
+ * run in (cmd/multi.c).
+ *
+ * Lock context: a group of commands that must be atomic against every other
+ * thread (EXEC's queue, a Lua script) runs with its slot locks held from the
+ * first command to the last.  The context is thread-local and nests (an
+ * EVAL inside EXEC joins the outer one).  Keys a command names that the
+ * context does not hold yet are acquired on the fly without deadlock (see
+ * lockctx_ensure in multi.c); a command that needs the whole keyspace
+ * (KEYS, FLUSHALL, SCAN, ...) makes the context take every lock. */
+#ifndef HK_MULTI_H
+#define HK_MULTI_H
+
+#include <stdatomic.h>
+
+#include "../server.h"
+
+/* A write changed key (any type, including deletion/expiry/overwrite).
+ * Caller holds the key's slot lock.  Marks WATCHing clients dirty and
+ * invalidates CLIENT TRACKING caches.  c may be NULL (expiry, eviction). */
+void signal_modified_key(struct client *c, int db, unsigned slot, const char *key, size_t klen);
+/* FLUSHDB (db) / FLUSHALL (db = -1): caller holds all locks and calls this
+ * BEFORE the data is removed. */
+void signal_flushed_db(struct client *c, int db);
+/* SWAPDB a b: all locks held, called BEFORE the swap (as Redis). */
+void signal_swapdb(int a, int b);
+
+/* Lock context. */
+void lockctx_begin_keys(const unsigned *slots, int n);
+void lockctx_begin_all(void);
+/* Releases what the outermost begin took.  (Blocked clients fed meanwhile
+ * are served by cmd_execute after the command, locks released.) */
+void lockctx_end(void);
+int lockctx_active(void);
+/* Every slot lock is held by this thread (inside a context that took them
+ * all, or a CMD_ALL_LOCKS command).  SCAN, RANDOMKEY, SORT BY/GET read it so
+ * they do not lock slots they already hold. */
+int lockctx_all_held(void);
+/* For handlers that lock slots themselves (SCAN, RANDOMKEY, INFO keyspace,
+ * DEBUG): inside a lock context the context takes the slot (and keeps it);
+ * outside, a plain wait that serves this worker's jobs. */
+void slot_lock_self(unsigned s);
+void slot_unlock_self(unsigned s);
+/* Make sure this thread holds slot s's lock (inside a context). */
+void lockctx_ensure(unsigned s);
+void lockctx_ensure_all(void);
+
+/* Run c->argv as command cmd inside the active context: computes the key
+ * slots (c->kslot), takes any slot not yet held, runs the handler, counts
+ * the call in the command stats.  No auth / pub-sub / NOSCRIPT gates: the
+ * caller applies the ones it needs.  The reply goes to c->out. */
+void cmd_call(struct client *c, const struct cmd *cmd);
+
+/* Scripts run one at a time across the server (while every other command
+ * keeps running on every thread).  Lock order: script mutex, then slots.
+ * Reentrant on one thread (EXEC holding it runs EVAL).  Returns -1 without
+ * taking it when the holder is a busy script (the caller replies BUSY). */
+int script_mutex_lock(void);
+void script_mutex_unlock(void);
+/* Busy script: 0 none, 1 a script (EVAL), 2 a function (FCALL) has run past
+ * busy-reply-threshold.  cmd_execute replies BUSY to commands without
+ * CMD_ALLOW_BUSY while it is set.  Written by the script engine. */
+extern atomic_int script_busy;
+
+/* Per-client transaction state (NULL when the client never used MULTI/WATCH). */
+struct multi_state;
+void multi_client_gone(struct client *c); /* RESET / close: discard + unwatch */
+int multi_in_progress(const struct client *c);
+/* A command was rejected (unknown, arity, ...): EXEC will abort. */
+void multi_flag_error(struct client *c);
+/* The client is inside MULTI: cmd_execute queues commands. */
+int multi_queue_command(struct client *c, const struct cmd *cmd);
+/* CLIENT LIST multi= (-1 outside MULTI), watch=, memory; INFO watching. */
+int multi_client_queued(const struct client *c);
+long multi_client_watched(const struct client *c);
+size_t multi_client_mem(const struct client *c);
+long multi_watching_clients(void);
+
+/* Command handlers. */
+cmd_fn multi_command, exec_command, discard_command, watch_command, unwatch_command;
+
+#endif

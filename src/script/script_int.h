@@ -1,0 +1,68 @@
+/* script_int.h - what script.c (the engine, EVAL) and function.c (FUNCTION,
+ * FCALL) share.  Not for other modules. */
+#ifndef HK_SCRIPT_INT_H
+#define HK_SCRIPT_INT_H
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <stdint.h>
+
+#include "../server.h"
+
+/* Script flags (shebang "#!lua flags=..." and register_function flags). */
+#define SF_NO_WRITES (1u << 0)
+#define SF_ALLOW_OOM (1u << 1)
+#define SF_ALLOW_STALE (1u << 2)
+#define SF_NO_CLUSTER (1u << 3)
+#define SF_ALLOW_CROSS_SLOT (1u << 4)
+#define SF_EVAL_COMPAT (1u << 5) /* EVAL body without a shebang */
+
+struct sflag_name {
+    unsigned flag;
+    const char *name;
+};
+extern const struct sflag_name script_flag_names[];
+
+/* Create a sandboxed VM.  functions: the FUNCTION VM (no breakpoint/debug
+ * helpers, a load-time globals table holding redis.register_function). */
+lua_State *sc_vm_new(int functions);
+/* Which table the VM's globals proxy reads: 0 the run-time globals, 1 the
+ * FUNCTION LOAD environment. */
+void sc_vm_use_load_env(lua_State *L, int load);
+/* Push the error table Redis's luaPushError builds ({err="CODE msg"}). */
+void sc_push_error(lua_State *L, const char *msg);
+/* Push the registered error handler (for lua_pcall). */
+void sc_push_err_handler(lua_State *L);
+
+/* Run the function on top of L's stack (below it the error handler) for
+ * caller; the reply goes to caller->out.  name: the SHA (EVAL) or the
+ * function name.  keys/args from caller->argv[3...]. */
+void sc_run(struct client *caller, lua_State *L, const char *name, int eval_mode, unsigned sflags, int ro,
+            int numkeys);
+/* Parse numkeys (argv[2]); replies and returns -1 on error.  fcall: FCALL's
+ * error text for a non-integer. */
+int sc_numkeys(struct client *c, int fcall, long long *out);
+/* SCRIPT KILL / FUNCTION KILL. */
+void sc_kill(struct client *c, int eval_mode);
+/* FUNCTION STATS's running_script part (map or null). */
+void sc_reply_running(struct client *c, int *is_eval);
+void sc_busy_error(struct client *c);
+
+/* Error text helper: reply "ERR ..." or a "-CODE ..." string as Redis's addReplyError. */
+void sc_reply_err(struct client *c, const char *msg);
+
+/* sdssplitargs-style word splitting (quotes, escapes); NULL on bad quotes. */
+char **sc_splitargs(const char *line, int *argc);
+void sc_freeargs(char **v, int n);
+
+/* function.c */
+void fn_init(void);
+long long fn_vm_memory(void);
+long long fn_count(void);
+long long fn_lib_count(void);
+long long fn_overhead(void);
+
+/* net/worker.c: serve the worker's other clients while a busy script runs. */
+void worker_process_events_busy(struct worker *w, struct client *running);
+
+#endif
