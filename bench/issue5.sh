@@ -5,7 +5,8 @@
 # What it measures (for each server, and the ratio HotKV/redis):
 #   1. Pub/sub delivery latency: hotkv-benchmark --pubsub, 64 publishers,
 #      100 subscribers, 100 channels, 128-byte payloads, open loop at each
-#      rate of PS_RATES (messages/s), STEP s per step, PS_RUNS runs averaged.
+#      rate of PS_RATES (messages/s), STEP s per step after a 2 s warm-up,
+#      PS_RUNS runs averaged.
 #      Latency = receipt time - intended send time (the stamp in the
 #      payload), so a stalled server cannot hide queueing.  Reported per
 #      rate: p50/p99/p99.9 delivery (ms) and "held" (>= 97% of the
@@ -25,8 +26,8 @@
 #
 # Usage: bench/issue5.sh [-o FILE]
 # Environment: HOTKV_BIN (build/hotkv-server), HOTKV_ARGS (--threads 1),
-#   REDIS_BIN (redis-server), PS_RATES (10k,30k,60k,100k), STEP (5),
-#   PS_RUNS (2), N (200000 EVALSHA calls per throughput cell), R (3),
+#   REDIS_BIN (redis-server), PS_RATES (10k,30k,60k,100k,150k,200k), STEP (5),
+#   PS_RUNS (3), N (200000 EVALSHA calls per throughput cell), R (3),
 #   CG_N (20000), FAN_SUBS (10000), FAN_MSGS (40), PARTS ("pubsub eval fanout"),
 #   SERVER_CPU / CLIENT_CPU (0 / 1), KEEP=1 keeps the scratch dir.
 set -uo pipefail
@@ -58,7 +59,7 @@ PY=/usr/bin/python3
 read -r -a HOTKV_EXTRA <<< "${HOTKV_ARGS:---threads 1}"
 REDIS_ARGS=(--save "" --appendonly no --maxclients 20000)
 HOTKV_EXTRA+=(--maxclients 20000)
-PS_RATES=${PS_RATES:-10k,30k,60k,100k}; STEP=${STEP:-5}; PS_RUNS=${PS_RUNS:-2}
+PS_RATES=${PS_RATES:-10k,30k,60k,100k,150k,200k}; STEP=${STEP:-5}; PS_RUNS=${PS_RUNS:-3}
 N=${N:-200000}; R=${R:-3}; CG_N=${CG_N:-20000}
 FAN_SUBS=${FAN_SUBS:-10000}; FAN_MSGS=${FAN_MSGS:-40}
 PARTS=${PARTS:-pubsub eval fanout}
@@ -90,7 +91,7 @@ if want pubsub; then
     for s in hotkv redis; do
         start_server "$s" pubsub
         gen "$BENCH" -p "$SRV_PORT" --pubsub --publishers 64 --subscribers 100 --channels 100 --payload 128 \
-            --sweep "$PS_RATES" --test-time "$STEP" --runs "$PS_RUNS" --threads 1 -q --json "$W/ps-$s.json" \
+            --sweep "$PS_RATES" --test-time "$STEP" --runs "$PS_RUNS" --warmup 2 --threads 1 -q --json "$W/ps-$s.json" \
             > "$W/ps-$s.txt" 2>&1 || log "$s pubsub run reported an error (see $W/ps-$s.txt)"
         stop_server "$SRV_PID"
     done

@@ -14,6 +14,7 @@ subscribers (first publish to last receipt).
 import argparse
 import json
 import multiprocessing as mp
+import os
 import resource
 import select
 import socket
@@ -36,6 +37,13 @@ def read_reply_line(s):
 
 
 def pinger(port, stop_at, q):
+    # The drainer process keeps a core busy reading 10,000 sockets; give
+    # the pinger priority so its own scheduling delay is not what we
+    # measure (needs root; otherwise it runs at normal priority).
+    try:
+        os.nice(-15)
+    except OSError:
+        pass
     s = socket.create_connection(("127.0.0.1", port))
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     samples = []
@@ -50,7 +58,7 @@ def pinger(port, stop_at, q):
     q.put(samples)
 
 
-def drainer(port, nsubs, nmsgs, ready, q):
+def drainer(port, nsubs, nmsgs, ready, finish, q):
     socks = []
     for i in range(nsubs):
         s = socket.create_connection(("127.0.0.1", port))
@@ -90,6 +98,10 @@ def drainer(port, nsubs, nmsgs, ready, q):
                     done += 1
     counts = [v[1] for v in fd2.values()]
     q.put({"received_min": min(counts), "received_max": max(counts), "complete_subs": done, "last_rx": last_rx})
+    # Keep the subscribers connected until the pinger has finished: 10,000
+    # disconnects at once are a different event (unsubscribe cost), not
+    # the fan-out this measures.
+    finish.wait(300)
     for s in socks:
         s.close()
 
@@ -114,7 +126,8 @@ def main():
 
     q = mp.Queue()
     ready = mp.Event()
-    d = mp.Process(target=drainer, args=(a.port, a.subs, a.msgs, ready, q))
+    finish = mp.Event()
+    d = mp.Process(target=drainer, args=(a.port, a.subs, a.msgs, ready, finish, q))
     d.start()
     if not ready.wait(120):
         raise SystemExit("subscribers did not connect")
@@ -136,6 +149,7 @@ def main():
     samples = pq.get()
     p.join()
     res = q.get()
+    finish.set()
     d.join()
     t_fan = t_pub[0]
     base = [r for (t, r) in samples if t < t_fan]

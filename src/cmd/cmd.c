@@ -431,6 +431,7 @@ void cmd_execute(struct client *c)
     }
     c->out.muted = (c->flags & (CF_REPLY_OFF | CF_REPLY_SKIP)) != 0;
     c->flags |= CF_EXECUTING;
+    size_t rej_mark = c->out.len;
     STAT_ADD(ws->commands, 1);
     tracking_cmd_begin(c);
 
@@ -564,6 +565,20 @@ run:
     }
     goto done;
 rejected:
+    if (cmd->fn == exec_command && multi_in_progress(c)) {
+        /* A rejected EXEC aborts the transaction, naming the reason. */
+        size_t n = c->out.len > rej_mark ? c->out.len - rej_mark : 0;
+        char msg[256];
+        if (n >= 3 && c->out.buf[rej_mark] == '-') {
+            n -= 3; /* '-' and CRLF */
+            if (n > sizeof(msg) - 1)
+                n = sizeof(msg) - 1;
+            memcpy(msg, c->out.buf + rej_mark + 1, n);
+            c->out.len = rej_mark;
+            reply_errorf(&c->out, "EXECABORT Transaction discarded because of: %.*s", (int)n, msg);
+        }
+        multi_client_gone(c);
+    }
     multi_flag_error(c);
     STAT_ADD(ws->errors, 1);
     STAT_ADD(ws->cmd_rejected[cmd->id], 1);

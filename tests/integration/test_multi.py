@@ -616,3 +616,30 @@ def test_scripts_with_undeclared_keys_vs_multikey_writers(server):
     assert not any(t.is_alive() for t in ws + ss), "deadlock: threads still running"
     assert errors == []
     setup.close()
+
+
+def test_exec_rejected_while_script_busy(server):
+    """EXEC arriving while a script is past busy-reply-threshold is
+    rejected with EXECABORT naming BUSY, and the transaction is gone (no
+    half of it runs); commands queued during the busy script abort EXEC."""
+    runner, r2, admin = conn(server), conn(server), conn(server)
+    admin.call("FLUSHALL")
+    admin.call("CONFIG", "SET", "busy-reply-threshold", "10")
+    try:
+        admin.call("SET", "xx", "1")
+        assert r2.call("MULTI") == "OK"
+        assert r2.call("INCR", "xx") == "QUEUED"
+        runner.send("EVAL", "while true do end", "0")
+        time.sleep(0.2)
+        assert r2.call("INCR", "xx")[1].startswith("BUSY")
+        r = r2.call("EXEC")
+        assert r[0] == "error" and r[1].startswith("EXECABORT Transaction discarded because of: BUSY"), r
+        assert admin.call("SCRIPT", "KILL") == "OK"
+        assert runner.read()[0] == "error"
+        time.sleep(0.05)
+        assert admin.call("GET", "xx") == b"1"
+        assert r2.call("PING", "asdf") == b"asdf"  # no longer in MULTI
+    finally:
+        admin.call("CONFIG", "SET", "busy-reply-threshold", "5000")
+        for x in (runner, r2, admin):
+            x.close()
