@@ -604,7 +604,8 @@ void info_command(struct client *c)
 /* Argument grammar (COMMAND DOCS "arguments"), our own compact notation:
  *   list  := arg (' ' arg)*
  *   arg   := name ':' type flags* ['=' TOKEN] ['(' list ')']
- *   flags := '?' (optional) | '*' (multiple)
+ *   flags := '?' (optional) | '*' (multiple) | '+' (multiple_token: the
+ *            token is repeated before each value, as in GET a GET b)
  * type is key, string, integer, double, pattern, unix-time, pure-token,
  * oneof or block.  A pure-token without '=' uses its upper-cased name as
  * the token.  Key arguments get key_spec_index in order of appearance
@@ -615,7 +616,7 @@ struct cmd_doc {
     const char *complexity;
     const char *args;    /* grammar above; NULL or "" = no arguments */
     const char *kspec;   /* key-spec flags, space separated */
-    const char *kspec2;  /* second key spec (RENAME-style src/dst) */
+    const char *kspec2;  /* second key spec: RENAME-style dst, or BITOP-style sources */
     const char *tips;    /* space separated */
 };
 
@@ -741,6 +742,9 @@ static const struct cmd_doc cmd_docs[] = {
      "username:string=USER addr:string=ADDR laddr:string=LADDR skipme:oneof=SKIPME(yes:pure-token no:pure-token) "
      "maxage:integer=MAXAGE))",
      NULL, NULL, NULL},
+    {"client|unblock", "Wake a connection blocked in a blocking command, as a timeout or with an error",
+     "O(N) for N connections", "client-id:integer timeout_error:oneof?(timeout:pure-token error:pure-token)", NULL, NULL,
+     NULL},
     {"client|setinfo", "Record the name or version of the client library", "O(1)",
      "attr:oneof(libname:string=LIB-NAME libver:string=LIB-VER)", NULL, NULL, NULL},
     {"client|no-evict", "Exempt this connection from client eviction", "O(1)", ONOFF, NULL, NULL, NULL},
@@ -749,7 +753,7 @@ static const struct cmd_doc cmd_docs[] = {
      "action:oneof(on:pure-token off:pure-token skip:pure-token)", NULL, NULL, NULL},
     {"client|tracking", "Turn server-assisted client-side caching on or off for this connection",
      "O(1), more with many prefixes",
-     "status:oneof(on:pure-token off:pure-token) client-id:integer?=REDIRECT prefix:string?*=PREFIX bcast:pure-token? "
+     "status:oneof(on:pure-token off:pure-token) client-id:integer?=REDIRECT prefix:string?*+=PREFIX bcast:pure-token? "
      "optin:pure-token? optout:pure-token? noloop:pure-token?",
      NULL, NULL, NULL},
     {"client|caching", "Choose whether the next command's keys are tracked (OPTIN / OPTOUT modes)", "O(1)",
@@ -812,13 +816,16 @@ static const struct cmd_doc cmd_docs[] = {
     {"pubsub|shardnumsub", "Return the subscriber counts of shard channels", "O(N) for N shard channels",
      "shardchannel:string?*", NULL, NULL, NULL},
     {"pubsub|help", "Show helpful text about the different subcommands", "O(1)", NULL, NULL, NULL, NULL},
-    /* collections: each type file owns its rows */
+    /* collections, bitmaps, transactions and scripting: each file owns its rows */
 #include "t_list.docs"
 #include "t_hash.docs"
 #include "t_set.docs"
 #include "t_zset.docs"
 #include "t_stream.docs"
 #include "t_sort.docs"
+#include "t_bitops.docs"
+#include "multi.docs"
+#include "../script/script.docs"
 };
 #define NDOCS (sizeof(cmd_docs) / sizeof(cmd_docs[0]))
 
@@ -973,9 +980,18 @@ static void reply_keyspec(struct reply *r, const struct cmd *cmd, const struct c
         reply_map(r, 0);
         return;
     }
+    /* Two specs: the first key alone, then either the last key alone
+     * (RENAME src dst) or, with last < 0, every key after the first
+     * (BITOP op dest src...). */
     int two = doc && doc->kspec2;
-    int index = two && spec == 1 ? cmd->last : cmd->first;
-    int lastkey = two ? 0 : cmd->last < 0 ? cmd->last : cmd->last - cmd->first;
+    int index = cmd->first;
+    int lastkey = cmd->last < 0 ? cmd->last : cmd->last - cmd->first;
+    if (two && spec == 0) {
+        lastkey = 0;
+    } else if (two) {
+        index = cmd->last < 0 ? cmd->first + cmd->step : cmd->last;
+        lastkey = cmd->last < 0 ? cmd->last : 0;
+    }
     reply_bulk_cstr(r, "begin_search");
     reply_map(r, 2);
     reply_bulk_cstr(r, "type");
@@ -1080,7 +1096,7 @@ static const char *reply_arg(struct reply *r, const char *s, int *keyno, int nsp
 {
     const char *name = s, *type, *tok = NULL;
     size_t nlen, tlen, toklen = 0;
-    int opt = 0, mult = 0, is_key, is_pure, kids;
+    int opt = 0, mult = 0, mtok = 0, is_key, is_pure, kids;
     long long fields = 2;
 
     nlen = strcspn(s, ":");
@@ -1088,13 +1104,15 @@ static const char *reply_arg(struct reply *r, const char *s, int *keyno, int nsp
     if (*s == ':')
         s++;
     type = s;
-    tlen = strcspn(s, "?*=( )");
+    tlen = strcspn(s, "?*+=( )");
     s += tlen;
-    while (*s == '?' || *s == '*') {
+    while (*s == '?' || *s == '*' || *s == '+') {
         if (*s == '?')
             opt = 1;
-        else
+        else if (*s == '*')
             mult = 1;
+        else
+            mtok = 1;
         s++;
     }
     if (*s == '=') {
@@ -1106,7 +1124,7 @@ static const char *reply_arg(struct reply *r, const char *s, int *keyno, int nsp
     is_key = tlen == 3 && !memcmp(type, "key", 3);
     is_pure = tlen == 10 && !memcmp(type, "pure-token", 10);
     kids = *s == '(';
-    fields += is_key + (tok || is_pure) + (opt || mult) + kids;
+    fields += is_key + (tok || is_pure) + (opt || mult || mtok) + kids;
 
     reply_map(r, fields);
     reply_bulk_cstr(r, "name");
@@ -1129,13 +1147,15 @@ static const char *reply_arg(struct reply *r, const char *s, int *keyno, int nsp
         reply_bulk_cstr(r, "token");
         reply_bulk(r, up, n);
     }
-    if (opt || mult) {
+    if (opt || mult || mtok) {
         reply_bulk_cstr(r, "flags");
-        reply_set(r, opt + mult);
+        reply_set(r, opt + mult + mtok);
         if (opt)
             reply_status(r, "optional");
         if (mult)
             reply_status(r, "multiple");
+        if (mtok)
+            reply_status(r, "multiple_token");
     }
     if (kids) {
         reply_bulk_cstr(r, "arguments");
