@@ -389,7 +389,7 @@ static int param_set(const struct param *p, int argc, char **argv, int apply, ch
             return -1;
         }
         if (apply)
-            *(int *)p->ptr = b;
+            __atomic_store_n((int *)p->ptr, b, __ATOMIC_RELAXED); /* read lock-free by workers */
         return 0;
     }
     case T_INT:
@@ -415,9 +415,9 @@ static int param_set(const struct param *p, int argc, char **argv, int apply, ch
         }
         if (apply) {
             if (p->type == T_MEM || p->type == T_LL)
-                *(long long *)p->ptr = x;
+                __atomic_store_n((long long *)p->ptr, x, __ATOMIC_RELAXED);
             else
-                *(int *)p->ptr = (int)x;
+                __atomic_store_n((int *)p->ptr, (int)x, __ATOMIC_RELAXED);
         }
         return 0;
     }

@@ -749,12 +749,13 @@ static void cron(struct worker *w)
     if (w->id == 0)
         lru_clock_now = lru_clock();
     /* Idle timeout. */
-    if (cfg.timeout > 0) {
+    int idle_timeout = __atomic_load_n(&cfg.timeout, __ATOMIC_RELAXED); /* CONFIG SET on any thread */
+    if (idle_timeout > 0) {
         struct client *c = w->clients, *n;
         for (; c; c = n) {
             n = c->next;
             /* Blocked and subscribed clients wait for others: never idle. */
-            if (now - c->last_ms > (long long)cfg.timeout * 1000 && c->out.len == c->sent && !c->blocked &&
+            if (now - c->last_ms > (long long)idle_timeout * 1000 && c->out.len == c->sent && !c->blocked &&
                 !(c->flags & CF_PUBSUB)) {
                 log_msg(LL_VERBOSE, "Closing idle client");
                 client_close(c);

@@ -40,9 +40,17 @@ def connected(port):
 
 def first_client(server):
     """First client of a fresh server, returned once the server has also
-    dropped the probe connection Server() made, so client counts are exact."""
+    accepted and dropped the probe connection Server() made, so client
+    counts are exact.  (connected_clients == 1 alone is not enough: with
+    several workers the probe may still wait in another worker's accept
+    queue, to be accepted - and counted - later.)"""
     c = connected(server.port)
-    assert wait_until(lambda: info_fields(c, "clients")["connected_clients"] == "1")
+
+    def settled():
+        clients = info_fields(c, "clients")["connected_clients"]
+        accepted = int(info_fields(c, "stats")["total_connections_received"])
+        return clients == "1" and accepted >= 2
+    assert wait_until(settled)
     return c
 
 
