@@ -1049,11 +1049,9 @@ static int l_pairs(lua_State *L)
 
 /* load/loadstring without precompiled chunks (Redis's Lua cannot load
  * bytecode: the call returns nil). */
-static int l_loadstring(lua_State *L)
+/* Compile source text: the chunk, or nil + message (as load does). */
+static int load_text(lua_State *L, const char *s, size_t n, const char *name)
 {
-    size_t n;
-    const char *s = luaL_checklstring(L, 1, &n);
-    const char *name = luaL_optstring(L, 2, s);
     if (n > 0 && s[0] == '\033') {
         lua_pushnil(L);
         lua_pushstring(L, "binary chunks are not allowed");
@@ -1064,6 +1062,13 @@ static int l_loadstring(lua_State *L)
     lua_pushnil(L);
     lua_insert(L, -2);
     return 2;
+}
+
+static int l_loadstring(lua_State *L)
+{
+    size_t n;
+    const char *s = luaL_checklstring(L, 1, &n);
+    return load_text(L, s, n, luaL_optstring(L, 2, s));
 }
 
 static int l_load(lua_State *L)
@@ -1093,16 +1098,7 @@ static int l_load(lua_State *L)
     luaL_pushresult(&b);
     size_t n;
     const char *s = lua_tolstring(L, -1, &n);
-    if (n > 0 && s[0] == '\033') {
-        lua_pushnil(L);
-        lua_pushstring(L, "binary chunks are not allowed");
-        return 2;
-    }
-    if (luaL_loadbuffer(L, s, n, name) == 0)
-        return 1;
-    lua_pushnil(L);
-    lua_insert(L, -2);
-    return 2;
+    return load_text(L, s, n, name);
 }
 
 /* The pcall error handler: an error table with the script position. */
