@@ -959,6 +959,10 @@ int bm_engine_start(struct bm_engine *e, const struct bm_config *cfg, char *err,
     struct bm_step st = {.kind = STEP_CONNECT, .mode = BM_CLOSED};
     if (bm_engine_step(e, &st, NULL, NULL) < 0) {
         snprintf(err, errcap, "%s", e->fatal_msg);
+        /* The threads wait on e's mutex and condition variables, which
+         * live in the caller's frame: join them before it returns (they
+         * used to be left waiting on a stack that exit() reused). */
+        bm_engine_stop(e);
         return -1;
     }
     return 0;

@@ -513,6 +513,9 @@ int main(int argc, char **argv)
         struct bm_result r;
         if (run_step(&eng, &st, &cfg, "preload", h, lag, &wall_ns, &cpu_s) < 0) {
             fprintf(stderr, "hotkv-benchmark: %s\n", eng.fatal_msg);
+            bm_engine_stop(&eng); /* join the threads before eng's frame goes */
+            hist_free(h);
+            hist_free(lag);
             return 1;
         }
         bm_result_fill(&r, &eng, &st, h, lag, wall_ns, cpu_s);
@@ -537,6 +540,9 @@ int main(int argc, char **argv)
                              .pipeline = cfg.pipeline, .wl = &wl};
         if (run_step(&eng, &st, &cfg, "warm-up", h, lag, &wall_ns, &cpu_s) < 0) {
             fprintf(stderr, "hotkv-benchmark: %s\n", eng.fatal_msg);
+            bm_engine_stop(&eng);
+            hist_free(h);
+            hist_free(lag);
             return 1;
         }
     }
