@@ -65,9 +65,31 @@ struct config {
     int lazyfree_lazy_expire;
     int lazyfree_lazy_eviction;
     int io_threads;        /* accepted for compatibility: HotKV's workers do I/O */
-    char *save;            /* save points string ("" = none), used by issue 6 */
+    char *save;            /* save points, normalized "secs changes ..." ("" = none) */
+    /* Persistence (src/persist/): RDB */
+    int rdbcompression;
+    int rdbchecksum;
+    int rdb_version;       /* version written: 10, 11 (default) or 12 */
+    int stop_writes_on_bgsave_error;
+    int rdb_del_sync_files;
+    int rdb_save_incremental_fsync;
+    long long rdb_key_save_delay; /* test knob: microseconds slept per key saved */
+    long long key_load_delay;     /* test knob: microseconds slept per key loaded */
+    int sanitize_dump_payload;    /* 0 no, 1 yes, 2 clients */
+    /* AOF */
     int appendonly;
+    int appendfsync;       /* AOF_FSYNC_NO / EVERYSEC / ALWAYS */
+    char *appendfilename;
+    char *appenddirname;
+    int auto_aof_rewrite_percentage;
+    long long auto_aof_rewrite_min_size;
+    int aof_use_rdb_preamble;
+    int aof_load_truncated;
+    int aof_timestamp_enabled;
+    int aof_rewrite_incremental_fsync;
+    int no_appendfsync_on_rewrite;
 };
+enum { AOF_FSYNC_NO = 0, AOF_FSYNC_EVERYSEC = 1, AOF_FSYNC_ALWAYS = 2 };
 extern struct config cfg;
 
 /* ------------------------------------------------------------ client --- */

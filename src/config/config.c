@@ -55,6 +55,8 @@ static void retire(char *old)
 }
 
 static const char *const loglevels[] = {"debug", "verbose", "notice", "warning", "nothing", NULL};
+static const char *const fsyncs[] = {"no", "everysec", "always", NULL};
+static const char *const sanitize_modes[] = {"no", "yes", "clients", NULL};
 static const char *const policies[] = {"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru",
                                        "allkeys-lfu", "allkeys-random", "noeviction", NULL};
 
@@ -92,6 +94,14 @@ static int set_port(const struct param *p, int argc, char **argv, char *err, siz
 static int set_bind(const struct param *p, int argc, char **argv, char *err, size_t errlen);
 static int set_notify(const struct param *p, int argc, char **argv, char *err, size_t errlen);
 static void get_notify(const struct param *p, char *buf, size_t cap);
+static int set_save(const struct param *p, int argc, char **argv, char *err, size_t errlen);
+static int set_appendonly(const struct param *p, int argc, char **argv, char *err, size_t errlen);
+static void get_bool(const struct param *p, char *buf, size_t cap);
+
+/* Set by persist/aof.c: turn the AOF on or off at run time (CONFIG SET
+ * appendonly); 0 or -1 with a message.  NULL before workers start, when
+ * only the value is stored. */
+int (*config_appendonly_hook)(int on, char *err, size_t errlen);
 
 static struct param params[] = {
     {"port", NULL, T_SPECIAL, &cfg.port, 0, 65535, 0, NULL, set_port, NULL},
@@ -129,7 +139,27 @@ static struct param params[] = {
     {"list-compress-depth", NULL, T_INT, &list_compress_depth, 0, INT_MAX, 0, NULL, NULL, NULL},
     {"stream-node-max-bytes", NULL, T_MEM, &stream_node_max_bytes, 0, LLONG_MAX, 0, NULL, NULL, NULL},
     {"stream-node-max-entries", NULL, T_LL, &stream_node_max_entries, 0, LLONG_MAX, 0, NULL, NULL, NULL},
-    {"save", NULL, T_STR, &cfg.save, 0, 0, 0, NULL, NULL, NULL},
+    {"save", NULL, T_SPECIAL, &cfg.save, 0, 0, 0, NULL, set_save, get_str},
+    {"rdbcompression", NULL, T_BOOL, &cfg.rdbcompression, 0, 1, 0, NULL, NULL, NULL},
+    {"rdbchecksum", NULL, T_BOOL, &cfg.rdbchecksum, 0, 1, 0, NULL, NULL, NULL},
+    {"rdb-version", NULL, T_INT, &cfg.rdb_version, 10, 12, 0, NULL, NULL, NULL},
+    {"stop-writes-on-bgsave-error", NULL, T_BOOL, &cfg.stop_writes_on_bgsave_error, 0, 1, 0, NULL, NULL, NULL},
+    {"rdb-del-sync-files", NULL, T_BOOL, &cfg.rdb_del_sync_files, 0, 1, 0, NULL, NULL, NULL},
+    {"rdb-save-incremental-fsync", NULL, T_BOOL, &cfg.rdb_save_incremental_fsync, 0, 1, 0, NULL, NULL, NULL},
+    {"rdb-key-save-delay", NULL, T_LL, &cfg.rdb_key_save_delay, LLONG_MIN, LLONG_MAX, 0, NULL, NULL, NULL},
+    {"key-load-delay", NULL, T_LL, &cfg.key_load_delay, LLONG_MIN, LLONG_MAX, 0, NULL, NULL, NULL},
+    {"sanitize-dump-payload", NULL, T_ENUM, &cfg.sanitize_dump_payload, 0, 0, 0, sanitize_modes, NULL, NULL},
+    {"appendonly", NULL, T_SPECIAL, &cfg.appendonly, 0, 1, 0, NULL, set_appendonly, get_bool},
+    {"appendfsync", NULL, T_ENUM, &cfg.appendfsync, 0, 0, 0, fsyncs, NULL, NULL},
+    {"appendfilename", NULL, T_STR, &cfg.appendfilename, 0, 0, IMMUTABLE, NULL, NULL, NULL},
+    {"appenddirname", NULL, T_STR, &cfg.appenddirname, 0, 0, IMMUTABLE, NULL, NULL, NULL},
+    {"auto-aof-rewrite-percentage", NULL, T_INT, &cfg.auto_aof_rewrite_percentage, 0, INT_MAX, 0, NULL, NULL, NULL},
+    {"auto-aof-rewrite-min-size", NULL, T_MEM, &cfg.auto_aof_rewrite_min_size, 0, LLONG_MAX, 0, NULL, NULL, NULL},
+    {"aof-use-rdb-preamble", NULL, T_BOOL, &cfg.aof_use_rdb_preamble, 0, 1, 0, NULL, NULL, NULL},
+    {"aof-load-truncated", NULL, T_BOOL, &cfg.aof_load_truncated, 0, 1, 0, NULL, NULL, NULL},
+    {"aof-timestamp-enabled", NULL, T_BOOL, &cfg.aof_timestamp_enabled, 0, 1, 0, NULL, NULL, NULL},
+    {"aof-rewrite-incremental-fsync", NULL, T_BOOL, &cfg.aof_rewrite_incremental_fsync, 0, 1, 0, NULL, NULL, NULL},
+    {"no-appendfsync-on-rewrite", NULL, T_BOOL, &cfg.no_appendfsync_on_rewrite, 0, 1, 0, NULL, NULL, NULL},
     {"lazyfree-lazy-user-flush", NULL, T_BOOL, &cfg.lazyfree_lazy_user_flush, 0, 1, 0, NULL, NULL, NULL},
     {"tracking-table-max-keys", NULL, T_LL, &tracking_table_max_keys, 0, LONG_MAX, 0, NULL, NULL, NULL},
     {"busy-reply-threshold", "lua-time-limit", T_LL, &script_busy_reply_threshold, 0, LLONG_MAX, 0, NULL, NULL, NULL},
@@ -165,6 +195,22 @@ void config_defaults(void)
     cfg.dbfilename = hk_strdup("dump.rdb");
     cfg.active_expire = 1;
     cfg.maxmemory_policy = hk_strdup("noeviction");
+    cfg.save = hk_strdup("3600 1 300 100 60 10000");
+    cfg.rdbcompression = 1;
+    cfg.rdbchecksum = 1;
+    cfg.rdb_version = 11;
+    cfg.stop_writes_on_bgsave_error = 1;
+    cfg.rdb_save_incremental_fsync = 1;
+    cfg.sanitize_dump_payload = 0;
+    cfg.appendonly = 0;
+    cfg.appendfsync = AOF_FSYNC_EVERYSEC;
+    cfg.appendfilename = hk_strdup("appendonly.aof");
+    cfg.appenddirname = hk_strdup("appendonlydir");
+    cfg.auto_aof_rewrite_percentage = 100;
+    cfg.auto_aof_rewrite_min_size = 64LL << 20;
+    cfg.aof_use_rdb_preamble = 1;
+    cfg.aof_load_truncated = 1;
+    cfg.aof_rewrite_incremental_fsync = 1;
 }
 
 long long config_mem_parse(const char *s, int *ok)
@@ -341,6 +387,67 @@ static int set_maxmemory_policy(const struct param *p, int argc, char **argv, ch
     }
     snprintf(err, errlen, "argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction");
     return -1;
+}
+
+/* save: "<seconds> <changes> ..." pairs, as one string or as words; ""
+ * means no save points.  At start-up (config file, arguments) every save
+ * directive after the first adds its points to the ones before, as in
+ * Redis; CONFIG SET replaces them. */
+static int save_directives;
+static int set_save(const struct param *p, int argc, char **argv, char *err, size_t errlen)
+{
+    char out[1024] = "";
+    size_t ol = 0;
+    long long nums[128];
+    int nn = 0;
+    (void)p;
+    for (int i = 0; i < argc; i++) {
+        char tmp[1024];
+        snprintf(tmp, sizeof(tmp), "%s", argv[i]);
+        for (char *sv = NULL, *t = strtok_r(tmp, " ", &sv); t; t = strtok_r(NULL, " ", &sv)) {
+            char *end;
+            errno = 0;
+            long long v = strtoll(t, &end, 10);
+            if (errno || !*t || *end || v < 0 || nn == 128) {
+                snprintf(err, errlen, "Invalid save parameters");
+                return -1;
+            }
+            nums[nn++] = v;
+        }
+    }
+    if (nn % 2) {
+        snprintf(err, errlen, "Invalid save parameters");
+        return -1;
+    }
+    int append = nworkers == 0 && save_directives++ > 0 && nn > 0 && cfg.save && cfg.save[0];
+    if (append)
+        ol = (size_t)snprintf(out, sizeof(out), "%s", cfg.save);
+    for (int i = 0; i < nn && ol < sizeof(out); i++)
+        ol += (size_t)snprintf(out + ol, sizeof(out) - ol, "%s%lld", ol ? " " : "", nums[i]);
+    char *old = cfg.save;
+    __atomic_store_n(&cfg.save, hk_strdup(out), __ATOMIC_RELEASE);
+    retire(old);
+    return 0;
+}
+
+static int set_appendonly(const struct param *p, int argc, char **argv, char *err, size_t errlen)
+{
+    (void)p;
+    int on;
+    if (argc != 1 || (strcasecmp(argv[0], "yes") && strcasecmp(argv[0], "no"))) {
+        snprintf(err, errlen, "argument must be 'yes' or 'no'");
+        return -1;
+    }
+    on = !strcasecmp(argv[0], "yes");
+    if (nworkers > 0 && config_appendonly_hook && on != cfg.appendonly)
+        return config_appendonly_hook(on, err, errlen);
+    __atomic_store_n(&cfg.appendonly, on, __ATOMIC_RELAXED);
+    return 0;
+}
+
+static void get_bool(const struct param *p, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s", __atomic_load_n((int *)p->ptr, __ATOMIC_RELAXED) ? "yes" : "no");
 }
 
 /* notify-keyspace-events: the class letters (cmd/notify.c). */
