@@ -33,6 +33,11 @@ all: $(BUILD)/hotkv-server
 $(BUILD)/hotkv-server: $(OBJS) $(MAIN_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# The check tools are the server binary under another name (main.c).
+all: $(BUILD)/hotkv-check-rdb $(BUILD)/hotkv-check-aof
+$(BUILD)/hotkv-check-rdb $(BUILD)/hotkv-check-aof: $(BUILD)/hotkv-server
+	ln -sf hotkv-server $@
+
 $(BUILD)/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@

@@ -22,6 +22,9 @@
 #include "config/config.h"
 #include "server.h"
 #include "db/object.h"
+#include "persist/snapshot.h"
+
+atomic_int shutdown_save_mode = -1;
 
 long long server_start_ms;
 
@@ -114,12 +117,22 @@ int server_main(int argc, char **argv)
     db_init(cfg.databases);
     notify_init();
     lazyfree_start();
+    /* The dataset comes back before the first client: AOF when appendonly
+     * is on (it has every acknowledged write), else the RDB file.  A
+     * broken file stops the start-up here, nothing half-loaded. */
+    if (persist_load_at_startup() < 0) {
+        lazyfree_stop();
+        if (pidfile)
+            unlink(pidfile);
+        return 1;
+    }
     if (workers_start(cfg.threads) < 0) {
         log_msg(LL_WARNING, "Failed listening on port %d (tcp), aborting.", cfg.port);
         if (pidfile)
             unlink(pidfile);
         return 1;
     }
+    persist_start();
     log_msg(LL_NOTICE, "Server initialized with %d worker threads", cfg.threads);
     log_msg(LL_NOTICE, "Ready to accept connections tcp");
 
@@ -136,6 +149,10 @@ int server_main(int argc, char **argv)
     atomic_store(&server_shutdown, 1);
     workers_wake_all();
     workers_join();
+    /* No client is left: save the final snapshot (SHUTDOWN SAVE, or save
+     * points with SIGTERM / plain SHUTDOWN) and close the AOF. */
+    persist_stop();
+    persist_shutdown(atomic_load(&shutdown_save_mode));
     lazyfree_stop();
     if (pidfile)
         unlink(pidfile);

@@ -202,6 +202,11 @@ typedef void cmd_fn(struct client *c);
 #define CMD_ALL_LOCKS (1u << 24)
 /* HotKV-only: handler takes its own locks (e.g. SCAN walks slots). */
 #define CMD_SELF_LOCKING (1u << 25)
+/* Takes the script mutex itself before its slot locks (SAVE, BGSAVE,
+ * BGREWRITEAOF, DEBUG: persist_fork and foreground saves freeze the
+ * function libraries too); EXEC takes it up front for them (lock order:
+ * script mutex, then slots). */
+#define CMD_NEEDS_SCRIPT_MUTEX (1u << 26)
 
 /* ACL categories. */
 #define ACL_KEYSPACE (1u << 0)
@@ -301,6 +306,8 @@ extern struct worker *workers;
 extern int nworkers;
 extern _Thread_local struct worker *cur_worker;
 extern atomic_int server_shutdown;    /* set by SIGTERM/SHUTDOWN */
+/* SHUTDOWN SAVE (1) / NOSAVE (0) / by the save points (-1, SIGTERM). */
+extern atomic_int shutdown_save_mode;
 extern atomic_int connected_clients;
 extern atomic_ullong next_client_id;
 extern long long server_start_ms;

@@ -33,6 +33,7 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -55,6 +56,7 @@
 #include "multi.h"
 #include "../script/script.h"
 #include "pubsub.h"
+#include "../persist/snapshot.h"
 #include "tracking.h"
 
 /* ------------------------------------------------------- text builder --- */
@@ -403,24 +405,9 @@ static void info_memory(struct sbuf *b, unsigned long long total_keys)
 
 static void info_persistence(struct sbuf *b)
 {
-    sb_printf(b, "# Persistence\r\n");
-    sb_printf(b, "loading:0\r\n");
-    sb_printf(b, "async_loading:0\r\n");
-    sb_printf(b, "rdb_changes_since_last_save:0\r\n");
-    sb_printf(b, "rdb_bgsave_in_progress:0\r\n");
-    sb_printf(b, "rdb_last_save_time:%lld\r\n", server_start_ms / 1000);
-    sb_printf(b, "rdb_last_bgsave_status:ok\r\n");
-    sb_printf(b, "rdb_last_bgsave_time_sec:-1\r\n");
-    sb_printf(b, "rdb_current_bgsave_time_sec:-1\r\n");
-    sb_printf(b, "rdb_saves:0\r\n");
-    sb_printf(b, "aof_enabled:0\r\n");
-    sb_printf(b, "aof_rewrite_in_progress:0\r\n");
-    sb_printf(b, "aof_rewrite_scheduled:0\r\n");
-    sb_printf(b, "aof_last_rewrite_time_sec:-1\r\n");
-    sb_printf(b, "aof_current_rewrite_time_sec:-1\r\n");
-    sb_printf(b, "aof_last_bgrewrite_status:ok\r\n");
-    sb_printf(b, "aof_rewrites:0\r\n");
-    sb_printf(b, "aof_last_write_status:ok\r\n");
+    char buf[4096];
+    persist_info(buf, sizeof(buf));
+    sb_printf(b, "# Persistence\r\n%s", buf);
 }
 
 static void info_stats(struct sbuf *b, const struct worker_stats *st)
@@ -451,8 +438,8 @@ static void info_stats(struct sbuf *b, const struct worker_stats *st)
     sb_printf(b, "pubsub_channels:%ld\r\n", pubsub_num_channels());
     sb_printf(b, "pubsub_patterns:%ld\r\n", pubsub_num_patterns());
     sb_printf(b, "pubsubshard_channels:%ld\r\n", pubsub_num_shard_channels());
-    sb_printf(b, "latest_fork_usec:0\r\n");
-    sb_printf(b, "total_forks:0\r\n");
+    sb_printf(b, "latest_fork_usec:%lld\r\n", persist_latest_fork_usec());
+    sb_printf(b, "total_forks:%llu\r\n", persist_total_forks());
     sb_printf(b, "tracking_total_keys:%lld\r\n", tracking_total_keys());
     sb_printf(b, "tracking_total_items:%lld\r\n", tracking_total_items());
     sb_printf(b, "tracking_total_prefixes:%lld\r\n", tracking_total_prefixes());
@@ -785,6 +772,8 @@ static const struct cmd_doc cmd_docs[] = {
     {"command|getkeysandflags", "Return the key names of a full command line with their access flags",
      "O(N) for N arguments", "command:string arg:string?*", NULL, NULL, NULL},
     {"time", "Return the server clock", "O(1)", NULL, NULL, NULL, "nondeterministic_output"},
+    {"save", "Save the dataset to disk synchronously (blocks every client)", "O(N) for N keys", NULL, NULL, NULL, NULL},
+    {"bgsave", "Save the dataset to disk in a forked child", "O(1) to start", "schedule:pure-token=SCHEDULE?", NULL, NULL, NULL},
     {"lastsave", "Return the unix time of the last successful save", "O(1)", NULL, NULL, NULL, "nondeterministic_output"},
     {"debug", "Testing and debugging helpers", "Varies by subcommand", NULL, NULL, NULL, NULL},
     {"shutdown", "Stop the server", "O(1) without saving",
@@ -1500,8 +1489,7 @@ void time_command(struct client *c)
 
 void lastsave_command(struct client *c)
 {
-    /* No persistence yet: the dataset has been "saved" as of startup. */
-    reply_int(&c->out, server_start_ms / 1000);
+    reply_int(&c->out, persist_lastsave());
 }
 
 /* -------------------------------------------------------------- DEBUG --- */
@@ -1701,6 +1689,8 @@ void debug_command(struct client *c)
             "    This text.",
         };
         reply_help(c, lines, sizeof(lines) / sizeof(lines[0]));
+    } else if (arg_is(c, 1, "reload")) {
+        persist_debug_reload(c);
     } else if (arg_is(c, 1, "sleep") && c->argc == 3) {
         debug_sleep(c);
     } else if (arg_is(c, 1, "populate") && c->argc >= 3 && c->argc <= 5) {
@@ -1771,8 +1761,24 @@ void shutdown_command(struct client *c)
         reply_error(&c->out, "ERR No shutdown in progress.");
         return;
     }
-    if (save)
-        log_msg(LL_WARNING, "SHUTDOWN SAVE: this build has no persistence yet, nothing to save");
+    if (!nosave && (save || (cfg.save && cfg.save[0]))) {
+        /* The final save runs after the workers stop (server.c); check
+         * now that it can write its temp file, so a doomed save fails
+         * this command instead of the shutdown (as Redis refuses). */
+        char tmp[64];
+        snprintf(tmp, sizeof(tmp), "temp-shutdown-%d.rdb", (int)getpid());
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0 && !force) {
+            log_msg(LL_WARNING, "Error trying to save the DB, can't exit: %s", strerror(errno));
+            reply_error(&c->out, "ERR Errors trying to SHUTDOWN. Check logs.");
+            return;
+        }
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
+    }
+    atomic_store(&shutdown_save_mode, nosave ? 0 : save ? 1 : -1);
     log_msg(LL_NOTICE, "Shutdown requested by client id=%llu addr=%s%s%s", (unsigned long long)c->id, c->addr,
             now ? " (NOW)" : "", force ? " (FORCE)" : "");
     server_request_shutdown();

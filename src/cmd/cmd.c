@@ -19,6 +19,7 @@
 #include "multi.h"
 #include "tracking.h"
 #include "../script/script.h"
+#include "../persist/snapshot.h"
 
 #define W CMD_WRITE
 #define R CMD_READONLY
@@ -242,8 +243,10 @@ struct cmd cmd_table[] = {
     CS("function", NULL, -2, 0, 0, 0, 0, A_S, "scripting", "7.0.0", function_subs),
     CS("script", NULL, -2, 0, 0, 0, 0, A_S, "scripting", "2.6.0", script_subs),
     C("time", time_command, 1, LD | ST | F, 0, 0, 0, A_F, "server", "2.6.0"),
+    C("save", save_command, 1, ADM | NS | CMD_NO_ASYNC_LOADING | CMD_NO_MULTI | SELF | CMD_NEEDS_SCRIPT_MUTEX, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "1.0.0"),
+    C("bgsave", bgsave_command, -1, ADM | NS | CMD_NO_ASYNC_LOADING | SELF | CMD_NEEDS_SCRIPT_MUTEX, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "1.0.0"),
     C("lastsave", lastsave_command, 1, LD | ST | F, 0, 0, 0, A_F | A_DNG, "server", "1.0.0"),
-    C("debug", debug_command, -2, ADM | NS | LD | ST, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "1.0.0"),
+    C("debug", debug_command, -2, ADM | NS | LD | ST | CMD_NEEDS_SCRIPT_MUTEX, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "1.0.0"),
     C("shutdown", shutdown_command, -1, ADM | NS | LD | ST | CMD_NO_MULTI | CMD_ALLOW_BUSY, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "1.0.0"),
     END,
 };
@@ -488,6 +491,14 @@ run:
     if (atomic_load_explicit(&script_busy, memory_order_relaxed) && !(cmd->flags & CMD_ALLOW_BUSY)) {
         reply_busy(c);
         goto rejected;
+    }
+    /* The last background save failed (stop-writes-on-bgsave-error). */
+    if ((cmd->flags & CMD_WRITE) || cmd->fn == ping_command) {
+        const char *misconf = persist_write_error();
+        if (misconf) {
+            reply_error(&c->out, misconf);
+            goto rejected;
+        }
     }
     if (c->ms && multi_in_progress(c) && cmd->fn != exec_command && cmd->fn != discard_command &&
         cmd->fn != multi_command && cmd->fn != watch_command && cmd->fn != quit_command && cmd->fn != reset_command) {

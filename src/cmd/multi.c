@@ -646,6 +646,8 @@ void exec_command(struct client *c)
             maxargc = ms->q[i].argc;
         if (needs_all(ms->q[i].cmd))
             all = 1;
+        if (ms->q[i].cmd->flags & CMD_NEEDS_SCRIPT_MUTEX)
+            scripting = 1;
         if (ms->q[i].cmd->acl & ACL_SCRIPTING) {
             scripting = 1;
             if (ms->q[i].cmd->flags & CMD_SELF_LOCKING)

@@ -97,6 +97,8 @@ static void get_notify(const struct param *p, char *buf, size_t cap);
 static int set_save(const struct param *p, int argc, char **argv, char *err, size_t errlen);
 static int set_appendonly(const struct param *p, int argc, char **argv, char *err, size_t errlen);
 static void get_bool(const struct param *p, char *buf, size_t cap);
+static int set_dir(const struct param *p, int argc, char **argv, char *err, size_t errlen);
+static void get_dir(const struct param *p, char *buf, size_t cap);
 
 /* Set by persist/aof.c: turn the AOF on or off at run time (CONFIG SET
  * appendonly); 0 or -1 with a message.  NULL before workers start, when
@@ -123,7 +125,7 @@ static struct param params[] = {
     {"loglevel", NULL, T_ENUM, &cfg.loglevel, 0, 0, 0, loglevels, NULL, NULL},
     {"daemonize", NULL, T_BOOL, &cfg.daemonize, 0, 1, IMMUTABLE, NULL, NULL, NULL},
     {"pidfile", NULL, T_STR, &cfg.pidfile, 0, 0, IMMUTABLE, NULL, NULL, NULL},
-    {"dir", NULL, T_STR, &cfg.dir, 0, 0, 0, NULL, NULL, NULL},
+    {"dir", NULL, T_SPECIAL, &cfg.dir, 0, 0, 0, NULL, set_dir, get_dir},
     {"dbfilename", NULL, T_STR, &cfg.dbfilename, 0, 0, 0, NULL, NULL, NULL},
     {"maxmemory-policy", NULL, T_SPECIAL, &cfg.maxmemory_policy, 0, 0, 0, NULL, set_maxmemory_policy, get_str},
     {"lfu-log-factor", NULL, T_INT, (void *)&db_lfu_log_factor, 0, INT_MAX, 0, NULL, NULL, NULL},
@@ -443,6 +445,34 @@ static int set_appendonly(const struct param *p, int argc, char **argv, char *er
         return config_appendonly_hook(on, err, errlen);
     __atomic_store_n(&cfg.appendonly, on, __ATOMIC_RELAXED);
     return 0;
+}
+
+/* dir: the working directory, where RDB and AOF files go.  At run time
+ * the process changes directory at once (a save already running in a
+ * child keeps the old one); CONFIG GET shows the absolute path. */
+static int set_dir(const struct param *p, int argc, char **argv, char *err, size_t errlen)
+{
+    (void)p;
+    if (argc != 1) {
+        snprintf(err, errlen, "wrong number of arguments");
+        return -1;
+    }
+    if (nworkers > 0 && chdir(argv[0]) < 0) {
+        snprintf(err, errlen, "%s", strerror(errno));
+        return -1;
+    }
+    char *old = cfg.dir;
+    __atomic_store_n(&cfg.dir, hk_strdup(argv[0]), __ATOMIC_RELEASE);
+    retire(old);
+    return 0;
+}
+
+static void get_dir(const struct param *p, char *buf, size_t cap)
+{
+    (void)p;
+    if (nworkers > 0 && getcwd(buf, cap))
+        return;
+    snprintf(buf, cap, "%s", cfg.dir ? cfg.dir : ".");
 }
 
 static void get_bool(const struct param *p, char *buf, size_t cap)

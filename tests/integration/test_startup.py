@@ -12,6 +12,14 @@ import redis
 
 from conftest import BIN, MODE, free_port
 
+
+@pytest.fixture(autouse=True)
+def _in_temp_dir(tmp_path, monkeypatch):
+    """Servers started here use the working directory for dump.rdb (save
+    points are on by default, so they save at shutdown): keep it out of
+    the checkout."""
+    monkeypatch.chdir(tmp_path)
+
 pytestmark = pytest.mark.skipif(MODE == "redis", reason="HotKV binary start-up")
 
 

@@ -1,0 +1,640 @@
+/* snapshot.c - see snapshot.h.
+ *
+ * Shared state (struct snap, below) is guarded by snap_mu; the fields INFO
+ * and the write gate read on every call are also kept in atomics so a
+ * reader never waits behind a save.  Lock order: script mutex, slot locks,
+ * snap_mu (snap_mu is never held while waiting for anything else). */
+#include "snapshot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../base/log.h"
+#include "../base/util.h"
+#include "../cmd/multi.h"
+#include "../db/db.h"
+#include "../proto/reply.h"
+#include "../server.h"
+#include "rdb.h"
+
+/* TRANSITIONAL: weak until persist/rdb.c lands (lead removes). */
+#pragma weak rdb_save_file
+#pragma weak rdb_load_file
+
+static pthread_mutex_t snap_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    pid_t child;                 /* running child, 0 if none */
+    int child_type;
+    long long child_start_ms;
+    unsigned long long dirty_before; /* dirty counter when the BGSAVE forked */
+    int bgsave_scheduled;
+    long long last_try_ms;       /* last BGSAVE attempt by the save points */
+    int last_bgsave_ok;
+    long long last_bgsave_secs;  /* duration of the last BGSAVE, -1 none */
+    unsigned long long saves;
+    size_t cow_current, cow_peak, last_cow;
+    long long cow_sampled_ms;
+    unsigned long long forks;
+    long long fork_usec;
+    unsigned long long loaded_keys, loaded_expired;
+} st = {.last_bgsave_ok = 1, .last_bgsave_secs = -1};
+
+static _Atomic long long lastsave_s;          /* LASTSAVE */
+static _Atomic unsigned long long dirty_saved; /* dirty counter at the last successful save */
+static atomic_int write_err;                  /* last BGSAVE failed (MISCONF gate) */
+static atomic_int persist_running;
+static pthread_t persist_thread;
+
+static unsigned long long dirty_now(void)
+{
+    return prop_dirty_total ? prop_dirty_total() : 0;
+}
+
+long long persist_lastsave(void)
+{
+    return atomic_load(&lastsave_s);
+}
+
+unsigned long long persist_total_forks(void)
+{
+    pthread_mutex_lock(&snap_mu);
+    unsigned long long n = st.forks;
+    pthread_mutex_unlock(&snap_mu);
+    return n;
+}
+
+long long persist_latest_fork_usec(void)
+{
+    pthread_mutex_lock(&snap_mu);
+    long long n = st.fork_usec;
+    pthread_mutex_unlock(&snap_mu);
+    return n;
+}
+
+int persist_child_type(void)
+{
+    pthread_mutex_lock(&snap_mu);
+    int t = st.child ? st.child_type : CHILD_NONE;
+    pthread_mutex_unlock(&snap_mu);
+    return t;
+}
+
+static void rdb_opts(struct rdb_save_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->version = __atomic_load_n(&cfg.rdb_version, __ATOMIC_RELAXED);
+    o->compress = __atomic_load_n(&cfg.rdbcompression, __ATOMIC_RELAXED);
+    o->checksum = __atomic_load_n(&cfg.rdbchecksum, __ATOMIC_RELAXED);
+    o->key_save_delay_us = __atomic_load_n(&cfg.rdb_key_save_delay, __ATOMIC_RELAXED);
+}
+
+static const char *dbfile(void)
+{
+    const char *f = __atomic_load_n(&cfg.dbfilename, __ATOMIC_ACQUIRE);
+    return f && f[0] ? f : "dump.rdb";
+}
+
+/* ------------------------------------------------------------ fork --- */
+/* Freeze the keyspace: 1 we took the script mutex and every slot lock,
+ * 0 the caller holds them (EXEC context), -1 a busy script. */
+static int freeze_begin(void)
+{
+    if (lockctx_all_held())
+        return 0;
+    if (script_mutex_lock() < 0)
+        return -1;
+    if (db_lock_all_ex(1) < 0) {
+        script_mutex_unlock();
+        return -1;
+    }
+    return 1;
+}
+
+static void freeze_end(int took)
+{
+    if (took == 1) {
+        db_unlock_all();
+        script_mutex_unlock();
+    }
+}
+
+pid_t persist_fork(int type)
+{
+    pthread_mutex_lock(&snap_mu);
+    int busy = st.child != 0;
+    pthread_mutex_unlock(&snap_mu);
+    if (busy) {
+        errno = EBUSY;
+        return -1;
+    }
+    int took = freeze_begin();
+    if (took < 0) {
+        errno = EBUSY;
+        return -1;
+    }
+    pthread_mutex_lock(&snap_mu);
+    if (st.child) { /* another thread forked meanwhile */
+        pthread_mutex_unlock(&snap_mu);
+        freeze_end(took);
+        errno = EBUSY;
+        return -1;
+    }
+    unsigned long long dirty = dirty_now();
+    long long t0 = mono_us();
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* Child: one thread, a frozen copy of everything.  The locks it
+         * inherited are never touched again. */
+        return 0;
+    }
+    int saved = errno;
+    long long t1 = mono_us();
+    if (pid > 0) {
+        st.child = pid;
+        st.child_type = type;
+        st.child_start_ms = time_ms();
+        st.dirty_before = dirty;
+        st.cow_current = st.cow_peak = 0;
+        st.cow_sampled_ms = 0;
+        st.forks++;
+        st.fork_usec = t1 - t0;
+    }
+    pthread_mutex_unlock(&snap_mu);
+    freeze_end(took);
+    errno = saved;
+    return pid;
+}
+
+static void remove_temp(pid_t pid)
+{
+    char tmp[64];
+    snprintf(tmp, sizeof(tmp), "temp-%d.rdb", (int)pid);
+    unlink(tmp);
+}
+
+void persist_kill_child(void)
+{
+    pthread_mutex_lock(&snap_mu);
+    pid_t pid = st.child;
+    int type = st.child_type;
+    st.child = 0;
+    st.child_type = CHILD_NONE;
+    pthread_mutex_unlock(&snap_mu);
+    if (!pid)
+        return;
+    kill(pid, SIGUSR1);
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (type == CHILD_RDB) {
+        remove_temp(pid);
+        log_msg(LL_NOTICE, "Killing running background saving child: %d", (int)pid);
+    } else if (aof_rewrite_done) {
+        log_msg(LL_NOTICE, "Killing running AOF rewrite child: %d", (int)pid);
+        aof_rewrite_done(0);
+    }
+}
+
+/* Private_Dirty of the child = pages copied since the fork (the parent
+ * wrote them): the snapshot's extra memory. */
+static size_t child_cow_bytes(pid_t pid)
+{
+    char path[64], line[256];
+    size_t kb = 0;
+    snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof(line), f)) {
+        size_t v;
+        if (sscanf(line, "Private_Dirty: %zu kB", &v) == 1)
+            kb += v;
+    }
+    fclose(f);
+    return kb * 1024;
+}
+
+/* ---------------------------------------------------------- BGSAVE --- */
+static int rdb_bgsave(const char *why)
+{
+    pid_t pid = persist_fork(CHILD_RDB);
+    if (pid < 0) {
+        log_msg(LL_WARNING, "Can't save in background: fork: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        struct rdb_save_opts o;
+        char err[256];
+        rdb_opts(&o);
+        int rc = rdb_save_file(dbfile(), &o, err, sizeof(err));
+        if (rc == 0) {
+            log_msg(LL_NOTICE, "DB saved on disk");
+            size_t cow = child_cow_bytes(getpid());
+            if (cow)
+                log_msg(LL_NOTICE, "Fork CoW for RDB: current %zu MB, peak %zu MB, average %zu MB", cow >> 20,
+                        cow >> 20, cow >> 20);
+        } else {
+            log_msg(LL_WARNING, "Write error saving DB on disk: %s", err);
+        }
+        _exit(rc == 0 ? 0 : 1);
+    }
+    log_msg(LL_NOTICE, "Background saving started by pid %d%s%s", (int)pid, why ? " " : "", why ? why : "");
+    return 0;
+}
+
+static void child_done(pid_t pid, int status)
+{
+    pthread_mutex_lock(&snap_mu);
+    if (pid != st.child) {
+        pthread_mutex_unlock(&snap_mu);
+        return;
+    }
+    int type = st.child_type;
+    int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    int bysignal = WIFSIGNALED(status);
+    long long secs = (time_ms() - st.child_start_ms) / 1000;
+    unsigned long long dirty_before = st.dirty_before;
+    st.last_cow = st.cow_current;
+    st.child = 0;
+    st.child_type = CHILD_NONE;
+    if (type == CHILD_RDB) {
+        st.last_bgsave_secs = secs;
+        st.last_bgsave_ok = ok;
+        if (ok) {
+            st.saves++;
+            atomic_store(&dirty_saved, dirty_before);
+            atomic_store(&lastsave_s, time_ms() / 1000);
+        }
+    }
+    pthread_mutex_unlock(&snap_mu);
+    if (type == CHILD_RDB) {
+        atomic_store(&write_err, !ok);
+        if (ok)
+            log_msg(LL_NOTICE, "Background saving terminated with success");
+        else if (bysignal) {
+            log_msg(LL_WARNING, "Background saving terminated by signal %d", WTERMSIG(status));
+            remove_temp(pid);
+            /* Killed on purpose (SIGUSR1) is not an error for the gate. */
+            if (WTERMSIG(status) == SIGUSR1)
+                atomic_store(&write_err, 0);
+        } else {
+            log_msg(LL_WARNING, "Background saving error");
+            remove_temp(pid);
+        }
+    } else if (type == CHILD_AOF && aof_rewrite_done) {
+        aof_rewrite_done(ok);
+    }
+}
+
+/* ----------------------------------------------------- save points --- */
+/* Is a save point due?  "secs changes" pairs: at least `changes` writes
+ * and at least `secs` seconds since the last successful save. */
+static int save_point_due(long long now_ms, unsigned long long changes)
+{
+    const char *s = __atomic_load_n(&cfg.save, __ATOMIC_ACQUIRE);
+    long long since = now_ms / 1000 - atomic_load(&lastsave_s);
+    while (s && *s) {
+        char *end;
+        long long secs = strtoll(s, &end, 10);
+        if (end == s)
+            break;
+        s = end;
+        long long ch = strtoll(s, &end, 10);
+        if (end == s)
+            break;
+        s = end;
+        if ((long long)changes >= ch && since >= secs && changes > 0)
+            return 1;
+    }
+    return 0;
+}
+
+static int save_points_set(void)
+{
+    const char *s = __atomic_load_n(&cfg.save, __ATOMIC_ACQUIRE);
+    return s && s[0];
+}
+
+static void *persist_main(void *arg)
+{
+    (void)arg;
+    pthread_setname_np(pthread_self(), "hotkv-persist");
+    while (atomic_load(&persist_running)) {
+        int hz = cfg.hz > 0 ? cfg.hz : 10;
+        struct timespec ts = {0, 1000000000L / hz};
+        nanosleep(&ts, NULL);
+        long long now = time_ms();
+
+        pthread_mutex_lock(&snap_mu);
+        pid_t child = st.child;
+        pthread_mutex_unlock(&snap_mu);
+        if (child) {
+            int status;
+            pid_t r = waitpid(child, &status, WNOHANG);
+            if (r == child) {
+                child_done(child, status);
+            } else {
+                size_t cow = child_cow_bytes(child);
+                pthread_mutex_lock(&snap_mu);
+                if (st.child == child) {
+                    st.cow_current = cow;
+                    if (cow > st.cow_peak)
+                        st.cow_peak = cow;
+                    st.cow_sampled_ms = now;
+                }
+                pthread_mutex_unlock(&snap_mu);
+            }
+            continue;
+        }
+        pthread_mutex_lock(&snap_mu);
+        int sched = st.bgsave_scheduled;
+        int last_ok = st.last_bgsave_ok;
+        long long last_try = st.last_try_ms;
+        pthread_mutex_unlock(&snap_mu);
+        unsigned long long changes = dirty_now() - atomic_load(&dirty_saved);
+        /* After a failed BGSAVE, retry the save points only every 5 s. */
+        int due = save_points_set() && save_point_due(now, changes) && (last_ok || now - last_try >= 5000);
+        if (sched || due) {
+            pthread_mutex_lock(&snap_mu);
+            st.last_try_ms = now;
+            pthread_mutex_unlock(&snap_mu);
+            if (rdb_bgsave(sched ? NULL : NULL) == 0) {
+                pthread_mutex_lock(&snap_mu);
+                st.bgsave_scheduled = 0;
+                pthread_mutex_unlock(&snap_mu);
+            }
+            continue;
+        }
+        if (aof_cron)
+            aof_cron();
+    }
+    return NULL;
+}
+
+void persist_start(void)
+{
+    atomic_store(&persist_running, 1);
+    pthread_create(&persist_thread, NULL, persist_main, NULL);
+}
+
+void persist_stop(void)
+{
+    if (!atomic_exchange(&persist_running, 0))
+        return;
+    pthread_join(persist_thread, NULL);
+}
+
+/* ------------------------------------------------------ foreground --- */
+int persist_save_locked(void)
+{
+    struct rdb_save_opts o;
+    char err[256];
+    rdb_opts(&o);
+    unsigned long long dirty = dirty_now();
+    if (!rdb_save_file) /* TRANSITIONAL */
+        return -1;
+    if (rdb_save_file(dbfile(), &o, err, sizeof(err)) < 0) {
+        log_msg(LL_WARNING, "Failed saving the DB: %s", err);
+        return -1;
+    }
+    log_msg(LL_NOTICE, "DB saved on disk");
+    atomic_store(&dirty_saved, dirty);
+    atomic_store(&lastsave_s, time_ms() / 1000);
+    atomic_store(&write_err, 0);
+    pthread_mutex_lock(&snap_mu);
+    st.saves++;
+    st.last_bgsave_ok = 1;
+    pthread_mutex_unlock(&snap_mu);
+    return 0;
+}
+
+void save_command(struct client *c)
+{
+    if (persist_child_type() == CHILD_RDB) {
+        reply_error(&c->out, "ERR Background save already in progress");
+        return;
+    }
+    int took = freeze_begin();
+    if (took < 0) {
+        reply_error(&c->out, "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.");
+        return;
+    }
+    int rc = persist_save_locked();
+    freeze_end(took);
+    if (rc == 0)
+        reply_ok(&c->out);
+    else
+        reply_error(&c->out, "ERR");
+}
+
+void bgsave_command(struct client *c)
+{
+    int schedule = 0;
+    if (c->argc > 1) {
+        if (c->argc == 2 && c->argvlen[1] == 8 && !strncasecmp(c->argv[1], "schedule", 8)) {
+            schedule = 1;
+        } else {
+            reply_error(&c->out, ERR_SYNTAX);
+            return;
+        }
+    }
+    int type = persist_child_type();
+    if (type == CHILD_RDB) {
+        reply_error(&c->out, "ERR Background save already in progress");
+        return;
+    }
+    if (type != CHILD_NONE) {
+        if (!schedule) {
+            reply_error(&c->out, "ERR Another child process is active (AOF?): can't BGSAVE right now. "
+                                 "Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.");
+            return;
+        }
+        pthread_mutex_lock(&snap_mu);
+        st.bgsave_scheduled = 1;
+        pthread_mutex_unlock(&snap_mu);
+        reply_status(&c->out, "Background saving scheduled");
+        return;
+    }
+    if (rdb_bgsave(NULL) < 0) {
+        if (errno == EBUSY && persist_child_type() != CHILD_NONE) {
+            reply_error(&c->out, "ERR Background save already in progress");
+            return;
+        }
+        reply_error(&c->out, errno == EBUSY ? "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+                                            : "ERR Background save failed to start");
+        return;
+    }
+    reply_status(&c->out, "Background saving started");
+}
+
+const char *persist_write_error(void)
+{
+    if (!atomic_load_explicit(&write_err, memory_order_relaxed))
+        return NULL;
+    if (!__atomic_load_n(&cfg.stop_writes_on_bgsave_error, __ATOMIC_RELAXED) || !save_points_set())
+        return NULL;
+    return "MISCONF HotKV is configured to save RDB snapshots, but it's currently unable to persist to disk. "
+           "Commands that may modify the data set are disabled, because this instance is configured to report "
+           "errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check "
+           "the HotKV logs for details about the RDB error.";
+}
+
+/* DEBUG RELOAD: save, empty, load back, with the keyspace frozen. */
+void persist_debug_reload(struct client *c)
+{
+    int merge = 0, noflush = 0, nosave = 0;
+    for (int i = 2; i < c->argc; i++) {
+        if (c->argvlen[i] == 5 && !strncasecmp(c->argv[i], "merge", 5))
+            merge = 1;
+        else if (c->argvlen[i] == 7 && !strncasecmp(c->argv[i], "noflush", 7))
+            noflush = 1;
+        else if (c->argvlen[i] == 6 && !strncasecmp(c->argv[i], "nosave", 6))
+            nosave = 1;
+        else {
+            reply_error(&c->out, "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.");
+            return;
+        }
+    }
+    (void)merge;
+    int took = freeze_begin();
+    if (took < 0) {
+        reply_error(&c->out, "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.");
+        return;
+    }
+    if (!nosave && persist_save_locked() < 0) {
+        freeze_end(took);
+        reply_error(&c->out, "ERR Error trying to save the DB");
+        return;
+    }
+    if (!noflush)
+        for (int i = 0; i < cfg.databases; i++)
+            db_flush(i);
+    struct rdb_load_stats ls;
+    char err[512];
+    memset(&ls, 0, sizeof(ls));
+    int rc = rdb_load_file(dbfile(), &ls, err, sizeof(err));
+    freeze_end(took);
+    if (rc < 0) {
+        log_msg(LL_WARNING, "DEBUG RELOAD: %s", rc == -2 ? "no RDB file" : err);
+        reply_error(&c->out, "ERR Error trying to load the RDB dump, check server logs.");
+        return;
+    }
+    log_msg(LL_NOTICE, "DB reloaded by DEBUG RELOAD");
+    reply_ok(&c->out);
+}
+
+/* ------------------------------------------------------------ INFO --- */
+void persist_info(char *out, size_t cap)
+{
+    pthread_mutex_lock(&snap_mu);
+    int rdb_child = st.child && st.child_type == CHILD_RDB;
+    int any_child = st.child != 0;
+    long long cur_secs = rdb_child ? (time_ms() - st.child_start_ms) / 1000 : -1;
+    size_t cow = any_child ? st.cow_current : 0, last_cow = st.last_cow;
+    long long cow_age = any_child && st.cow_sampled_ms ? (time_ms() - st.cow_sampled_ms) / 1000 : 0;
+    int ok = st.last_bgsave_ok;
+    long long last_secs = st.last_bgsave_secs;
+    unsigned long long saves = st.saves, lk = st.loaded_keys, le = st.loaded_expired;
+    size_t peak = st.cow_peak;
+    pthread_mutex_unlock(&snap_mu);
+    unsigned long long changes = dirty_now() - atomic_load(&dirty_saved);
+    size_t n = (size_t)snprintf(out, cap,
+                                "loading:0\r\n"
+                                "async_loading:0\r\n"
+                                "current_cow_peak:%zu\r\n"
+                                "current_cow_size:%zu\r\n"
+                                "current_cow_size_age:%lld\r\n"
+                                "current_fork_perc:0.00\r\n"
+                                "current_save_keys_processed:0\r\n"
+                                "current_save_keys_total:0\r\n"
+                                "rdb_changes_since_last_save:%llu\r\n"
+                                "rdb_bgsave_in_progress:%d\r\n"
+                                "rdb_last_save_time:%lld\r\n"
+                                "rdb_last_bgsave_status:%s\r\n"
+                                "rdb_last_bgsave_time_sec:%lld\r\n"
+                                "rdb_current_bgsave_time_sec:%lld\r\n"
+                                "rdb_saves:%llu\r\n"
+                                "rdb_last_cow_size:%zu\r\n"
+                                "rdb_last_load_keys_expired:%llu\r\n"
+                                "rdb_last_load_keys_loaded:%llu\r\n",
+                                any_child ? peak : 0, cow, cow_age, changes, rdb_child, atomic_load(&lastsave_s),
+                                ok ? "ok" : "err", last_secs, cur_secs, saves, last_cow, le, lk);
+    if (n >= cap)
+        return;
+    if (aof_info_fmt) {
+        n += aof_info_fmt(out + n, cap - n);
+    } else {
+        n += (size_t)snprintf(out + n, cap - n,
+                              "aof_enabled:0\r\n"
+                              "aof_rewrite_in_progress:0\r\n"
+                              "aof_rewrite_scheduled:0\r\n"
+                              "aof_last_rewrite_time_sec:-1\r\n"
+                              "aof_current_rewrite_time_sec:-1\r\n"
+                              "aof_last_bgrewrite_status:ok\r\n"
+                              "aof_rewrites:0\r\n"
+                              "aof_rewrites_consecutive_failures:0\r\n"
+                              "aof_last_write_status:ok\r\n"
+                              "aof_last_cow_size:0\r\n");
+    }
+    if (n < cap)
+        snprintf(out + n, cap - n, "module_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n");
+}
+
+/* -------------------------------------------------- start / shutdown --- */
+int persist_load_at_startup(void)
+{
+    char err[512];
+    long long t0 = time_ms();
+    atomic_store(&lastsave_s, t0 / 1000);
+    if (cfg.appendonly && aof_load_at_startup) {
+        if (aof_load_at_startup(err, sizeof(err)) < 0) {
+            log_msg(LL_WARNING, "Fatal error loading the AOF: %s. Exiting.", err);
+            return -1;
+        }
+        atomic_store(&dirty_saved, dirty_now());
+        return 0;
+    }
+    struct rdb_load_stats ls;
+    memset(&ls, 0, sizeof(ls));
+    if (!rdb_load_file) /* TRANSITIONAL */
+        return 0;
+    int rc = rdb_load_file(dbfile(), &ls, err, sizeof(err));
+    if (rc == -2)
+        return 0; /* no file: an empty dataset */
+    if (rc < 0) {
+        log_msg(LL_WARNING, "Fatal error loading the DB (%s): %s. Exiting.", dbfile(), err);
+        return -1;
+    }
+    pthread_mutex_lock(&snap_mu);
+    st.loaded_keys = ls.keys;
+    st.loaded_expired = ls.expired;
+    pthread_mutex_unlock(&snap_mu);
+    log_msg(LL_NOTICE, "DB loaded from disk: %.3f seconds", (double)(time_ms() - t0) / 1000.0);
+    atomic_store(&dirty_saved, dirty_now());
+    return 0;
+}
+
+int persist_shutdown(int save)
+{
+    persist_kill_child();
+    int rc = 0;
+    if (save == 1 || (save < 0 && save_points_set())) {
+        log_msg(LL_NOTICE, "Saving the final RDB snapshot before exiting.");
+        rc = persist_save_locked();
+        if (rc < 0)
+            log_msg(LL_WARNING, "Error trying to save the DB, can't exit.");
+    }
+    if (aof_shutdown)
+        aof_shutdown();
+    return rc;
+}

@@ -1,0 +1,80 @@
+/* snapshot.h - RDB snapshots: SAVE, BGSAVE, save points, the fork that
+ * gives a point-in-time copy of the keyspace, and the persistence state
+ * INFO reports.
+ *
+ * Snapshot model: fork.  persist_fork() stops every writer for the length
+ * of fork() itself (it holds the script mutex and every slot lock, so no
+ * structure is mid-change), then the child owns a frozen copy-on-write
+ * image of the whole heap and writes it with no lock at all, while the
+ * parent's threads go on serving.  The extra memory is the pages the
+ * parent writes while the child runs (reported as copy-on-write bytes);
+ * it is bounded by the dataset size.  See docs/architecture.md
+ * ("Persistence") for why fork and not a versioned in-process snapshot.
+ *
+ * Threads: the persistence thread ("hotkv-persist") reaps children, runs
+ * save points, scheduled BGSAVEs and aof_cron(); commands (SAVE, BGSAVE,
+ * LASTSAVE, DEBUG RELOAD) run on workers.  All shared state here is under
+ * one mutex (snap_mu) or atomics; see snapshot.c. */
+#ifndef HK_SNAPSHOT_H
+#define HK_SNAPSHOT_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct client;
+
+enum { CHILD_NONE = 0, CHILD_RDB = 1, CHILD_AOF = 2 };
+
+/* Fork a child of type `type` (CHILD_RDB/CHILD_AOF).  The caller holds
+ * either nothing (the script mutex and every slot lock are taken and
+ * released here) or every slot lock and the script mutex (inside EXEC:
+ * commands flagged CMD_NEEDS_SCRIPT_MUTEX).  Returns the pid in the parent
+ * (recorded as the running child), 0 in the child, -1 with errno (EBUSY
+ * another child runs or a script is busy).  In the child: read the
+ * keyspace without locks, write files, log_msg, and _exit(). */
+pid_t persist_fork(int type);
+/* The running child's type (CHILD_NONE when none). */
+int persist_child_type(void);
+/* Kill the running child (and remove its temp file); SHUTDOWN, BGSAVE
+ * CANCEL, CONFIG SET appendonly no during a rewrite. */
+void persist_kill_child(void);
+
+/* Start-up: load the AOF (appendonly yes) or the RDB; 0 ok, -1 refuse to
+ * start (the reason is logged). */
+int persist_load_at_startup(void);
+void persist_start(void);   /* the persistence thread */
+void persist_stop(void);
+/* Final save at shutdown (workers stopped): 0 ok, -1 failed (logged).
+ * save: 1 SAVE, 0 NOSAVE, -1 by the save points. */
+int persist_shutdown(int save);
+
+/* Foreground save with the keyspace frozen by the caller (all locks held,
+ * or no workers running): 0 / -1 (logged). */
+int persist_save_locked(void);
+/* "-MISCONF ..." when writes are refused because the last background save
+ * failed (stop-writes-on-bgsave-error); NULL when writes are fine. */
+const char *persist_write_error(void);
+/* INFO persistence section (the lines after the header). */
+void persist_info(char *out, size_t cap);
+/* INFO stats fields: total_forks, latest_fork_usec. */
+unsigned long long persist_total_forks(void);
+long long persist_latest_fork_usec(void);
+long long persist_lastsave(void);
+
+/* Commands. */
+void save_command(struct client *c);
+void bgsave_command(struct client *c);
+/* DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE] (called by admin.c's DEBUG). */
+void persist_debug_reload(struct client *c);
+
+/* Provided by the AOF layer (persist/aof.c); weak here so snapshot.c
+ * builds without it. */
+void aof_cron(void) __attribute__((weak));
+void aof_rewrite_done(int ok) __attribute__((weak));
+int aof_load_at_startup(char *err, size_t errlen) __attribute__((weak));
+size_t aof_info_fmt(char *out, size_t cap) __attribute__((weak));
+void aof_shutdown(void) __attribute__((weak));
+/* Sum of every thread's change counter (persist/prop.c). */
+unsigned long long prop_dirty_total(void) __attribute__((weak));
+
+#endif
