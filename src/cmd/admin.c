@@ -56,6 +56,7 @@
 #include "multi.h"
 #include "../script/script.h"
 #include "pubsub.h"
+#include "../persist/aof.h"
 #include "../persist/snapshot.h"
 #include "tracking.h"
 
@@ -811,10 +812,12 @@ static const struct cmd_doc cmd_docs[] = {
 #include "t_set.docs"
 #include "t_zset.docs"
 #include "t_stream.docs"
+#include "t_dump.docs"
 #include "t_sort.docs"
 #include "t_bitops.docs"
 #include "multi.docs"
 #include "../script/script.docs"
+#include "../persist/aof.docs"
 };
 #define NDOCS (sizeof(cmd_docs) / sizeof(cmd_docs[0]))
 
@@ -1691,6 +1694,8 @@ void debug_command(struct client *c)
         reply_help(c, lines, sizeof(lines) / sizeof(lines[0]));
     } else if (arg_is(c, 1, "reload")) {
         persist_debug_reload(c);
+    } else if (arg_is(c, 1, "loadaof") && c->argc == 2) {
+        aof_debug_loadaof(c);
     } else if (arg_is(c, 1, "sleep") && c->argc == 3) {
         debug_sleep(c);
     } else if (arg_is(c, 1, "populate") && c->argc >= 3 && c->argc <= 5) {

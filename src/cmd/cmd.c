@@ -19,7 +19,9 @@
 #include "multi.h"
 #include "tracking.h"
 #include "../script/script.h"
+#include "../persist/aof.h"
 #include "../persist/snapshot.h"
+#include "../persist/prop.h"
 
 #define W CMD_WRITE
 #define R CMD_READONLY
@@ -214,6 +216,7 @@ struct cmd cmd_table[] = {
 #include "t_set.tab"
 #include "t_zset.tab"
 #include "t_stream.tab"
+#include "t_dump.tab"
 #include "t_sort.tab"
 #include "multi.tab"
 #include "../script/script.tab"
@@ -245,6 +248,7 @@ struct cmd cmd_table[] = {
     C("time", time_command, 1, LD | ST | F, 0, 0, 0, A_F, "server", "2.6.0"),
     C("save", save_command, 1, ADM | NS | CMD_NO_ASYNC_LOADING | CMD_NO_MULTI | SELF | CMD_NEEDS_SCRIPT_MUTEX, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "1.0.0"),
     C("bgsave", bgsave_command, -1, ADM | NS | CMD_NO_ASYNC_LOADING | SELF | CMD_NEEDS_SCRIPT_MUTEX, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "1.0.0"),
+#include "../persist/aof.tab"
     C("lastsave", lastsave_command, 1, LD | ST | F, 0, 0, 0, A_F | A_DNG, "server", "1.0.0"),
     C("debug", debug_command, -2, ADM | NS | LD | ST | CMD_NEEDS_SCRIPT_MUTEX, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "1.0.0"),
     C("shutdown", shutdown_command, -1, ADM | NS | LD | ST | CMD_NO_MULTI | CMD_ALLOW_BUSY, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "1.0.0"),
@@ -495,6 +499,8 @@ run:
     /* The last background save failed (stop-writes-on-bgsave-error). */
     if ((cmd->flags & CMD_WRITE) || cmd->fn == ping_command) {
         const char *misconf = persist_write_error();
+        if (!misconf)
+            misconf = aof_write_error();
         if (misconf) {
             reply_error(&c->out, misconf);
             goto rejected;
@@ -513,15 +519,20 @@ run:
         size_t before = c->out.len;
         db_cmd_time_ms = t0 / 1000;
         db_notouch = (c->flags & CF_NO_TOUCH) && strcmp(cmd->name, "touch") != 0;
+        /* Propagation (persist/prop.h): the write is fed to the AOF before
+         * its locks are released. */
+        unsigned long long pd = prop_top_begin();
         if (cmd->flags & CMD_ALL_LOCKS) {
             if (db_lock_all_ex(1) < 0) {
                 reply_busy(c);
             } else {
                 cmd->fn(c);
+                prop_top_end(c, pd);
                 db_unlock_all();
             }
         } else if (cmd->flags & CMD_SELF_LOCKING) {
             cmd->fn(c);
+            prop_top_end(c, pd);
         } else {
             int idx[MAX_STACK_KEYS], *kidx = idx, nk;
             unsigned slots[MAX_STACK_KEYS], *sl = slots;
@@ -541,6 +552,7 @@ run:
                     reply_busy(c);
                 } else {
                     cmd->fn(c);
+                    prop_top_end(c, pd);
                     tracking_remember_keys(c);
                     spin_unlock(&ks.locks[sl[0]]);
                 }
@@ -549,11 +561,13 @@ run:
                     reply_busy(c);
                 } else {
                     cmd->fn(c);
+                    prop_top_end(c, pd);
                     tracking_remember_keys(c);
                     db_unlock_slots(sl, nk);
                 }
             } else {
                 cmd->fn(c);
+                prop_top_end(c, pd);
             }
             if (kidx != idx) {
                 hk_free(kidx);

@@ -41,6 +41,7 @@ cmd_fn function_command;
 #include "t_sort.h"
 #include "t_zset.h"
 #include "t_stream.h"
+#include "t_dump.h"
 
 /* Helpers shared between files. */
 int getkeys_none(struct client *c, int *idx, int max);

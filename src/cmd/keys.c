@@ -22,6 +22,7 @@
 #include "commands.h"
 #include "multi.h"
 #include "notify.h"
+#include "../persist/prop.h"
 
 static const char *type_name(int t)
 {
@@ -360,7 +361,9 @@ void randomkey_command(struct client *c)
             while (!table_full(t, i))
                 i = i + 1 == t->cap ? 0 : i + 1;
             struct entry *e = t->slots[i];
-            if (key_live(e, time_ms())) {
+            /* The command's clock, as db_get's: a key that expired after the
+             * command started is live for both (else this loop never ends). */
+            if (key_live(e, db_now_ms())) {
                 reply_bulk(&c->out, entry_key(e), e->klen);
                 slot_unlock_self(s);
                 return;
@@ -446,11 +449,23 @@ static void flush_dbs(int from, int to, int async)
         flush_thread(j);
 }
 
+/* FLUSHDB/FLUSHALL count the keys they remove as changes and are fed to
+ * the AOF even when there was nothing to remove (as Redis). */
+static void flush_propagate(int from, int to)
+{
+    unsigned long long n = 0;
+    for (int d = from; d < to; d++)
+        n += db_size(d);
+    prop_dirty_add(n);
+    prop_force();
+}
+
 void flushdb_command(struct client *c)
 {
     int async;
     if (flush_mode(c, &async) < 0)
         return;
+    flush_propagate(c->db, c->db + 1);
     signal_flushed_db(c, c->db);
     flush_dbs(c->db, c->db + 1, async);
     reply_ok(&c->out);
@@ -461,6 +476,7 @@ void flushall_command(struct client *c)
     int async;
     if (flush_mode(c, &async) < 0)
         return;
+    flush_propagate(0, cfg.databases);
     signal_flushed_db(c, -1);
     flush_dbs(0, cfg.databases, async);
     reply_ok(&c->out);
@@ -539,13 +555,23 @@ static void expire_generic(struct client *c, long long base, long long unit)
             return;
         }
     }
-    if (when <= db_now_ms()) {
+    /* Fed as DEL (a time already past) or PEXPIREAT with the absolute time
+     * (the NX/XX/GT/LT condition held: it is not needed to replay). */
+    prop_prevent();
+    prop_op_begin(c->db);
+    if (db_already_expired(when)) {
         db_del(c->db, s, c->argv[1], c->argvlen[1]);
         KEY_MODIFIED(c, 1, NOTIFY_GENERIC, "del");
+        prop_op_str("DEL");
+        prop_op_arg(c->argv[1], c->argvlen[1]);
     } else {
         db_set_expire(c->db, s, idx, when);
         KEY_MODIFIED(c, 1, NOTIFY_GENERIC, "expire");
+        prop_op_str("PEXPIREAT");
+        prop_op_arg(c->argv[1], c->argvlen[1]);
+        prop_op_ll(when);
     }
+    prop_op_end();
     reply_int(&c->out, 1);
 }
 
@@ -772,6 +798,7 @@ void swapdb_command(struct client *c)
         reply_error(&c->out, ERR_DB_RANGE);
         return;
     }
+    prop_dirty_add(1); /* fed as it is (all locks held) */
     if (a != b) {
         db_swap((int)a, (int)b);
         signal_swapdb((int)a, (int)b);

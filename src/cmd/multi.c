@@ -33,6 +33,7 @@
 #include "../base/util.h"
 #include "../db/blocking.h"
 #include "../db/entry.h"
+#include "../persist/prop.h"
 #include "commands.h"
 #include "multi.h"
 #include "tracking.h"
@@ -156,6 +157,7 @@ void lockctx_ensure_all(void)
 
 void lockctx_begin_keys(const unsigned *slots, int n)
 {
+    prop_unit_begin(); /* what the context's commands feed goes out at its end */
     if (lc.depth++ > 0) {
         for (int i = 0; i < n; i++)
             lockctx_ensure(slots[i]);
@@ -175,6 +177,7 @@ void lockctx_begin_keys(const unsigned *slots, int n)
 
 void lockctx_begin_all(void)
 {
+    prop_unit_begin();
     if (lc.depth++ > 0) {
         lockctx_ensure_all();
         return;
@@ -185,6 +188,7 @@ void lockctx_begin_all(void)
 
 void lockctx_end(void)
 {
+    prop_unit_end(); /* outermost: fed (MULTI ... EXEC) while the locks are held */
     if (--lc.depth > 0)
         return;
     if (lc.all) {
@@ -246,7 +250,9 @@ void cmd_call(struct client *c, const struct cmd *cmd)
         if (kidx != idx)
             hk_free(kidx);
     }
+    struct prop_mark pm = prop_call_begin();
     cmd->fn(c);
+    prop_call_end(c, pm);
     tracking_remember_keys(c);
     long long t1 = time_us();
     STAT_ADD(ws->cmd_calls[cmd->id], 1);
@@ -409,6 +415,8 @@ static void unwatch_all(struct client *c, int locked)
 
 void signal_modified_key(struct client *c, int db, unsigned slot, const char *key, size_t klen)
 {
+    if (c)
+        prop_dirty_add(1); /* a client's write (c NULL: an expiry, which Redis does not count) */
     tracking_invalidate_key(c, db, slot, key, klen);
     if (atomic_load_explicit(&nwatchers, memory_order_relaxed) == 0)
         return;

@@ -7,6 +7,7 @@
 #include "../base/mem.h"
 #include "../base/util.h"
 #include "../db/db.h"
+#include "../persist/prop.h"
 #include "multi.h"
 #include "pubsub.h"
 
@@ -70,6 +71,7 @@ static void key_expired(int db, unsigned slot, const char *key, size_t klen)
 {
     notify_keyspace_event(NOTIFY_EXPIRED, "expired", key, klen, db);
     signal_modified_key(NULL, db, slot, key, klen);
+    prop_key_expired(db, key, klen); /* DEL to the AOF, under the slot lock */
 }
 
 static void hash_fields_expired(int db, unsigned slot, const char *key, size_t klen, int deleted)
@@ -78,6 +80,8 @@ static void hash_fields_expired(int db, unsigned slot, const char *key, size_t k
     if (deleted)
         notify_keyspace_event(NOTIFY_GENERIC, "del", key, klen, db);
     signal_modified_key(NULL, db, slot, key, klen);
+    if (deleted)
+        prop_key_expired(db, key, klen);
 }
 
 static void key_miss(int db, const char *key, size_t klen)

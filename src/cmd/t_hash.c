@@ -43,6 +43,7 @@
 #include "../ds/listpack.h"
 #include "commands.h"
 #include "notify.h"
+#include "../persist/prop.h"
 #include "t_common.h"
 
 /* The largest absolute field expiry accepted (ms), as Redis 7.4. */
@@ -341,7 +342,8 @@ static inline long long lp_int_at(const unsigned char *lp, size_t pos)
 
 static inline int ttl_expired(long long ttl, long long now)
 {
-    return ttl != 0 && ttl <= now;
+    /* Replaying an AOF, no field counts as expired (db.h: db_loading). */
+    return ttl != 0 && ttl <= now && !db_loading;
 }
 
 /* Add the triple (f, v, ttl) to a listpackex at its place in the order.
@@ -638,7 +640,7 @@ int hash_set_field_ttl(struct entry *e, const char *f, size_t flen, long long at
     } else if (cond == HFE_NX || (cond == HFE_GT && prev >= at) || (cond == HFE_LT && prev <= at)) {
         return 0;
     }
-    if (at <= now) {
+    if (at <= now && !db_loading) {
         hdel_at(e, &l);
         count_expired(1);
         return 2;
@@ -661,12 +663,50 @@ int hash_persist_field(struct entry *e, const char *f, size_t flen, long long no
     return 1;
 }
 
+/* Propagation of fields dropped because their TTL passed (persist/prop.h):
+ * HDEL <key> <field> on the AOF, as Redis 7.4, so that a replay (where
+ * nothing expires) drops them at the same point.  Set around the drops by
+ * a command or the sweeper; off (RDB loading) otherwise. */
+static _Thread_local struct {
+    int on, db;
+    const char *key;
+    size_t klen;
+} hexp;
+
+static void hexp_begin(int db, const char *key, size_t klen)
+{
+    hexp.on = 1;
+    hexp.db = db;
+    hexp.key = key;
+    hexp.klen = klen;
+}
+
+static void hexp_end(void)
+{
+    hexp.on = 0;
+}
+
+static void hexp_field(const char *f, size_t flen)
+{
+    if (!hexp.on)
+        return;
+    prop_op_begin(hexp.db);
+    prop_op_str("HDEL");
+    prop_op_arg(hexp.key, hexp.klen);
+    prop_op_arg(f, flen);
+    prop_op_end();
+}
+
 long hash_drop_expired(struct entry *e, long long now, long max)
 {
     long n = 0;
     if (e->enc == ENC_HT) {
         struct hht *t = entry_ptr(e);
         while (n < max && t->nheap && hf_ttl(t->heap[0]) <= now) {
+            if (hexp.on) {
+                struct hfield *h = t->heap[0];
+                hexp_field(hf_field(h), h->flen);
+            }
             ht_delete(t, t->heap[0]);
             n++;
         }
@@ -681,6 +721,14 @@ long hash_drop_expired(struct entry *e, long long now, long max)
         size_t tp = lp_next(lp, lp_next(lp, p));
         if (!ttl_expired(lp_int_at(lp, tp), now))
             break;
+        if (hexp.on) {
+            struct lp_val fv;
+            char nb[24];
+            size_t fl;
+            lp_get(lp, p, &fv);
+            const char *fs = lpv_str(&fv, nb, &fl);
+            hexp_field(fs, fl);
+        }
         n++;
         p = lp_next(lp, tp);
     }
@@ -857,13 +905,15 @@ int hash_get_field(struct entry *e, const char *f, size_t flen, const char **v, 
     return 1;
 }
 
-long hash_expire_fields(struct entry *e, unsigned slot, long long now, int *empty)
+long hash_expire_fields(int db, struct entry *e, unsigned slot, long long now, int *empty)
 {
     long n = 0;
     long long first = hash_min_ttl(e);
     if (first && first <= now) {
         hdetach(e);
+        hexp_begin(db, entry_key(e), e->klen);
         n = hash_drop_expired(e, now, HFE_SWEEP_MAX);
+        hexp_end();
     }
     *empty = hash_length(e) == 0;
     if (!*empty) {
@@ -939,6 +989,11 @@ static void hexpired_event(struct client *c, int key_deleted)
     if (key_deleted)
         KEY_EVENT(c, 1, NOTIFY_GENERIC, "del");
     signal_modified_key(NULL, c->db, kslot(c, 1), c->argv[1], c->argvlen[1]);
+    /* The hash went with its last fields: DEL to the AOF (fields that
+     * expire in a hash that stays need nothing: their TTLs were fed as
+     * absolute times, so they are expired after a replay too). */
+    if (key_deleted)
+        prop_key_expired(c->db, c->argv[1], c->argvlen[1]);
 }
 
 /* Find field f for a command that accesses it: an expired field is deleted
@@ -957,6 +1012,9 @@ static int hfield_live_ex(struct client *c, struct entry **ep, const char *f, si
     hdetach(e);
     hdel_at(e, l);
     count_expired(1);
+    hexp_begin(c->db, c->argv[1], c->argvlen[1]);
+    hexp_field(f, flen); /* HDEL to the AOF */
+    hexp_end();
     hafter_delete(c, ep);
     hattach_at(-1, 0, *ep);
     if (expired)
@@ -1301,10 +1359,32 @@ void hincrbyfloat_command(struct client *c)
     else
         hdetach(e);
     hash_set(e, c->argv[2], c->argvlen[2], buf, (size_t)n, 1);
+    long long fttl = hash_field_ttl(e, c->argv[2], c->argvlen[2], 0); /* 0: none */
     hfe_sync(c, e);
     hattach(c, e);
     reply_bulk(&c->out, buf, (size_t)n);
     KEY_MODIFIED(c, 1, NOTIFY_HASH, "hincrbyfloat");
+    /* Fed as HSET key field <the value rendered> (as Redis); HSET drops a
+     * field TTL that HINCRBYFLOAT keeps: then HPEXPIREAT too. */
+    prop_prevent();
+    prop_unit_begin();
+    prop_op_begin(c->db);
+    prop_op_str("HSET");
+    prop_op_arg(c->argv[1], c->argvlen[1]);
+    prop_op_arg(c->argv[2], c->argvlen[2]);
+    prop_op_arg(buf, (size_t)n);
+    prop_op_end();
+    if (fttl > 0) {
+        prop_op_begin(c->db);
+        prop_op_str("HPEXPIREAT");
+        prop_op_arg(c->argv[1], c->argvlen[1]);
+        prop_op_ll(fttl);
+        prop_op_str("FIELDS");
+        prop_op_str("1");
+        prop_op_arg(c->argv[2], c->argvlen[2]);
+        prop_op_end();
+    }
+    prop_unit_end();
 }
 
 /* ---------------------------------------------------------- HRANDFIELD --- */
@@ -1376,10 +1456,12 @@ static int ptrset_add(struct ptrset *s, const void *p)
 static int hdrop_all_expired(struct client *c, struct entry **ep)
 {
     long long first = hash_min_ttl(*ep), now = db_now_ms();
-    if (!first || first > now)
+    if (!first || first > now || db_loading)
         return 0;
     hdetach(*ep);
+    hexp_begin(c->db, c->argv[1], c->argvlen[1]);
     long n = hash_drop_expired(*ep, now, LONG_MAX);
+    hexp_end();
     hafter_delete(c, ep);
     hattach_at(-1, 0, *ep);
     if (n)
@@ -1756,17 +1838,25 @@ static void hexpire_generic(struct client *c, long long basetime, int seconds)
     if (n < 0)
         return;
     long long now = db_now_ms();
-    long updated = 0, deleted = 0;
+    long updated = 0, deleted = 0, dropped = 0;
     int had = e != NULL;
+    /* Propagation: argv indexes of the fields given a TTL (r 1) and of
+     * those deleted (r 2, a time already past). */
+    int stack_r[32], *res = c->argc <= 32 ? stack_r : hk_malloc(sizeof(int) * (size_t)c->argc);
     if (e)
         hdetach(e);
     reply_array(&c->out, n);
     for (int i = at + 1; i < c->argc; i++) {
+        res[i] = -2;
         if (!e) {
             reply_int(&c->out, -2);
             continue;
         }
+        struct hloc fl;
+        int existed = hfind(e, c->argv[i], c->argvlen[i], &fl);
         int r = hash_set_field_ttl(e, c->argv[i], c->argvlen[i], when, cond, now);
+        res[i] = r == -2 && existed ? 3 : r; /* 3: dropped, its TTL had passed */
+        dropped += res[i] == 3;
         reply_int(&c->out, r);
         updated += r == 1;
         deleted += r == 2;
@@ -1779,6 +1869,41 @@ static void hexpire_generic(struct client *c, long long basetime, int seconds)
         hfe_sync(c, e);
         hattach(c, e);
     }
+    /* Fed as what happened: DEL when the hash went, else HDEL of the fields
+     * deleted and HPEXPIREAT <absolute ms> of those updated (Redis 7.4). */
+    prop_prevent();
+    if (had && !e) {
+        prop_op_begin(c->db);
+        prop_op_str("DEL");
+        prop_op_arg(c->argv[1], c->argvlen[1]);
+        prop_op_end();
+    } else if (updated + deleted + dropped > 0) {
+        prop_unit_begin();
+        if (deleted + dropped) {
+            prop_op_begin(c->db);
+            prop_op_str("HDEL");
+            prop_op_arg(c->argv[1], c->argvlen[1]);
+            for (int i = at + 1; i < c->argc; i++)
+                if (res[i] == 2 || res[i] == 3)
+                    prop_op_arg(c->argv[i], c->argvlen[i]);
+            prop_op_end();
+        }
+        if (updated) {
+            prop_op_begin(c->db);
+            prop_op_str("HPEXPIREAT");
+            prop_op_arg(c->argv[1], c->argvlen[1]);
+            prop_op_ll(when);
+            prop_op_str("FIELDS");
+            prop_op_ll(updated);
+            for (int i = at + 1; i < c->argc; i++)
+                if (res[i] == 1)
+                    prop_op_arg(c->argv[i], c->argvlen[i]);
+            prop_op_end();
+        }
+        prop_unit_end();
+    }
+    if (res != stack_r)
+        hk_free(res);
     /* Redis 7.4 (hashTypeSetExDone): "hdel" when a field went (a time in
      * the past), else "hexpire"; "del" when the hash went with them. */
     if (had && updated + deleted > 0) {
@@ -1877,4 +2002,65 @@ void hpersist_command(struct client *c)
     }
     if (changed)
         KEY_MODIFIED(c, 1, NOTIFY_HASH, "hpersist");
+}
+
+/* ------------------------------------------------- RDB (persist/) --- */
+int hash_visit_fields(struct entry *e, hash_field_fn fn, void *arg)
+{
+    if (e->enc == ENC_HT) {
+        struct hht *t = entry_ptr(e);
+        struct dict_iter it = {0, NULL};
+        struct dict_link *l;
+        while ((l = dict_next(t->d, &it)) != NULL) {
+            struct hfield *h = (struct hfield *)l;
+            int r = fn(arg, hf_field(h), h->flen, hf_value(h), hf_vlen(h), hf_ttl(h));
+            if (r)
+                return r;
+        }
+        return 0;
+    }
+    unsigned char *lp = entry_ptr(e);
+    int ex = e->enc == ENC_LISTPACK_EX;
+    for (size_t p = lp_first(lp); p != LP_NONE;) {
+        struct lp_val f, v;
+        char fb[32], vb[32];
+        size_t fl, vl, vp = lp_next(lp, p);
+        long long ttl = 0;
+        lp_get(lp, p, &f);
+        lp_get(lp, vp, &v);
+        p = lp_next(lp, vp);
+        if (ex) {
+            ttl = lp_int_at(lp, p);
+            p = lp_next(lp, p);
+        }
+        const char *fs = lpv_str(&f, fb, &fl), *vs = lpv_str(&v, vb, &vl);
+        int r = fn(arg, fs, fl, vs, vl, ttl);
+        if (r)
+            return r;
+    }
+    return 0;
+}
+
+long long hash_min_field_ttl(struct entry *e)
+{
+    return hash_min_ttl(e);
+}
+
+struct entry *hash_load_finish(struct entry *e)
+{
+#ifdef E_INLINE
+    if (e->enc == ENC_HT || (e->flags & E_INLINE))
+        return e;
+    unsigned char *lp = entry_ptr(e);
+    size_t n = lp_bytes(lp);
+    if (n > HASH_INLINE_MAX)
+        return e;
+    struct entry *ne = obj_inline_new(OBJ_HASH, e->enc, entry_key(e), e->klen, entry_expire(e), lp, n);
+    ne->lru = e->lru;
+    ne->flags |= (uint8_t)(e->flags & E_HFE);
+    entry_free(e); /* and lp with it */
+    return ne;
+#else
+    return e;
+#endif
 }

@@ -50,4 +50,17 @@ void hash_expired_subkeys_reset(void);
 /* Convert to the "hashtable" encoding (no-op if it is one already). */
 void hash_convert_ht(struct entry *e, size_t size_hint);
 
+/* RDB snapshots and DUMP/RESTORE (persist/rdb_types.c).  Visit every
+ * stored field (expired ones too) with its value and TTL (0 = none);
+ * integers are formatted; a nonzero return from fn stops the walk and is
+ * returned. */
+typedef int (*hash_field_fn)(void *arg, const char *f, size_t flen, const char *v, size_t vlen, long long ttl);
+int hash_visit_fields(struct entry *e, hash_field_fn fn, void *arg);
+/* The earliest field TTL (0: none). */
+long long hash_min_field_ttl(struct entry *e);
+/* A freshly built hash entry (pointer form, not yet in the keyspace) in the
+ * form HSET would leave it: a small listpack moves inline (e is freed and
+ * the new entry returned), otherwise e itself. */
+struct entry *hash_load_finish(struct entry *e);
+
 #endif

@@ -29,6 +29,7 @@
 #include "../ds/quicklist.h"
 #include "commands.h"
 #include "notify.h"
+#include "../persist/prop.h"
 #include "t_common.h"
 
 int list_compress_depth = 0;
@@ -838,6 +839,17 @@ static void lmove_generic(struct client *c, int from, int to)
     hk_free(heap);
     signal_key_ready(c->db, kslot(c, 2), c->argv[2], c->argvlen[2]);
     removed_event(c, 1, src, pop_event(from));
+    if (c->cmd->flags & CMD_BLOCKING) {
+        /* BLMOVE / BRPOPLPUSH served (now or for a blocked client): LMOVE. */
+        prop_prevent();
+        prop_op_begin(c->db);
+        prop_op_str("LMOVE");
+        prop_op_arg(c->argv[1], c->argvlen[1]);
+        prop_op_arg(c->argv[2], c->argvlen[2]);
+        prop_op_str(from == LHEAD ? "LEFT" : "RIGHT");
+        prop_op_str(to == LHEAD ? "LEFT" : "RIGHT");
+        prop_op_end();
+    }
 }
 
 void lmove_command(struct client *c)
@@ -874,6 +886,15 @@ static int serve_pop(struct client *c, int first, int n, int where, long long co
         else
             pop_many_reply(c, e, where, count);
         removed_event(c, i, e, pop_event(where));
+        /* Fed as the plain pop of the key served (BLPOP -> LPOP key,
+         * [B]LMPOP -> LPOP key count), as Redis. */
+        prop_prevent();
+        prop_op_begin(c->db);
+        prop_op_str(where == LHEAD ? "LPOP" : "RPOP");
+        prop_op_arg(c->argv[i], c->argvlen[i]);
+        if (count >= 0)
+            prop_op_ll(count);
+        prop_op_end();
         return 1;
     }
     return 0;

@@ -31,6 +31,7 @@
 #include "../ds/listpack.h"
 #include "commands.h"
 #include "notify.h"
+#include "../persist/prop.h"
 #include "t_common.h"
 
 /* ---------------------------------------------------------- members --- */
@@ -866,10 +867,58 @@ void smembers_command(struct client *c)
 /* ---------------------------------------------------------------- SPOP --- */
 /* Remove `count` (< size) members chosen uniformly at random from the set
  * of entry e and reply them as a set. */
+/* SPOP's members are fed as SREM key m1 m2 ... (1024 per command, as
+ * Redis; several commands go as one MULTI/EXEC unit). */
+struct spop_prop {
+    struct client *c;
+    int n;
+};
+
+static void spop_prop_open(struct spop_prop *p)
+{
+    prop_op_begin(p->c->db);
+    prop_op_str("SREM");
+    prop_op_arg(p->c->argv[1], p->c->argvlen[1]);
+    p->n = 0;
+}
+
+static void spop_prop_begin(struct spop_prop *p, struct client *c)
+{
+    p->c = c;
+    prop_prevent();
+    prop_unit_begin();
+    spop_prop_open(p);
+}
+
+static void spop_prop_add(struct spop_prop *p, const char *s, size_t len)
+{
+    if (p->n == 1024) {
+        prop_op_end();
+        spop_prop_open(p);
+    }
+    prop_op_arg(s, len);
+    p->n++;
+}
+
+static void spop_prop_add_ll(struct spop_prop *p, long long v)
+{
+    char buf[24];
+    spop_prop_add(p, buf, (size_t)ll_to_str(buf, v));
+}
+
+static void spop_prop_end(struct spop_prop *p)
+{
+    (void)p;
+    prop_op_end();
+    prop_unit_end();
+}
+
 static void spop_some(struct client *c, struct entry *e, long idx, size_t count)
 {
     struct sobj o = sobj_of(e);
     size_t size = s_size(&o), remaining = size - count;
+    struct spop_prop pp;
+    spop_prop_begin(&pp, c);
 
     reply_set(&c->out, (long long)count);
     if (o.enc == ENC_LISTPACK) {
@@ -882,10 +931,13 @@ static void spop_some(struct client *c, struct entry *e, long idx, size_t count)
             lp_get(lp, p, &v);
             if (pick(need, left)) {
                 need--;
-                if (v.s)
+                if (v.s) {
                     reply_bulk(&c->out, (const char *)v.s, v.len);
-                else
+                    spop_prop_add(&pp, (const char *)v.s, v.len);
+                } else {
                     reply_bulk_ll(&c->out, v.ll);
+                    spop_prop_add_ll(&pp, v.ll);
+                }
             } else {
                 nl = v.s ? lp_append(nl, (const char *)v.s, v.len) : lp_append_int(nl, v.ll);
             }
@@ -893,6 +945,7 @@ static void spop_some(struct client *c, struct entry *e, long idx, size_t count)
         size_t was = s_release(e, &o);
         entry_set_ptr(e, nl, ENC_LISTPACK);
         sattach(c, 1, idx, e, was);
+        spop_prop_end(&pp);
         return;
     }
     if (o.enc == ENC_INTSET) {
@@ -903,6 +956,7 @@ static void spop_some(struct client *c, struct entry *e, long idx, size_t count)
             if (pick(need, left)) {
                 need--;
                 reply_bulk_ll(&c->out, v);
+                spop_prop_add_ll(&pp, v);
             } else {
                 ni = is_add(ni, v, NULL);
             }
@@ -910,6 +964,7 @@ static void spop_some(struct client *c, struct entry *e, long idx, size_t count)
         size_t was = s_release(e, &o);
         entry_set_ptr(e, ni, ENC_INTSET);
         sattach(c, 1, idx, e, was);
+        spop_prop_end(&pp);
         return;
     }
     struct dict *d = o.p;
@@ -918,9 +973,11 @@ static void spop_some(struct client *c, struct entry *e, long idx, size_t count)
         while (count--) {
             struct smember *m = (struct smember *)dict_random(d);
             reply_bulk(&c->out, m->s, m->len);
+            spop_prop_add(&pp, m->s, m->len);
             dict_remove(d, m->s, m->len);
             sm_free(&m->link);
         }
+        spop_prop_end(&pp);
         return;
     }
     /* Most of the set goes: move the few that stay into a new set (small
@@ -934,11 +991,14 @@ static void spop_some(struct client *c, struct entry *e, long idx, size_t count)
     }
     struct dict_iter it = {0, NULL};
     struct dict_link *l;
-    while ((l = dict_next(d, &it)) != NULL)
+    while ((l = dict_next(d, &it)) != NULL) {
         reply_bulk(&c->out, ((struct smember *)l)->s, ((struct smember *)l)->len);
+        spop_prop_add(&pp, ((struct smember *)l)->s, ((struct smember *)l)->len);
+    }
     entry_set_ptr(e, ns.p, ns.enc);
     obj_free_value(OBJ_SET, ENC_HT, d);
     sattach(c, 1, idx, e, 0);
+    spop_prop_end(&pp);
 }
 
 void spop_command(struct client *c)
@@ -977,6 +1037,12 @@ void spop_command(struct client *c)
             reply_whole_set(c, &o);
             del_key(c, 1);
             KEY_EVENT(c, 1, NOTIFY_GENERIC, "del");
+            /* The whole set went: DEL, as Redis. */
+            prop_prevent();
+            prop_op_begin(c->db);
+            prop_op_str("DEL");
+            prop_op_arg(c->argv[1], c->argvlen[1]);
+            prop_op_end();
         } else {
             spop_some(c, e, idx, (size_t)count);
         }
@@ -994,25 +1060,33 @@ void spop_command(struct client *c)
     }
     size_t was = sdetach(e);
     struct sobj o = sobj_of(e);
+    struct spop_prop pp;
+    spop_prop_begin(&pp, c); /* SREM key member */
     if (o.enc == ENC_LISTPACK) {
         struct lp_val v;
         size_t pos = lp_seek(o.p, (long long)rand_below(lp_count(o.p)));
         lp_get(o.p, pos, &v);
-        if (v.s)
+        if (v.s) {
             reply_bulk(&c->out, (const char *)v.s, v.len);
-        else
+            spop_prop_add(&pp, (const char *)v.s, v.len);
+        } else {
             reply_bulk_ll(&c->out, v.ll);
+            spop_prop_add_ll(&pp, v.ll);
+        }
         o.p = lp_delete(o.p, pos, 1, NULL);
     } else if (o.enc == ENC_INTSET) {
         long long v = is_get(o.p, (size_t)rand_below(is_len(o.p)));
         reply_bulk_ll(&c->out, v);
+        spop_prop_add_ll(&pp, v);
         o.p = is_remove(o.p, v, NULL);
     } else {
         struct smember *m = (struct smember *)dict_random(o.p);
         reply_bulk(&c->out, m->s, m->len);
+        spop_prop_add(&pp, m->s, m->len);
         dict_remove(o.p, m->s, m->len);
         sm_free(&m->link);
     }
+    spop_prop_end(&pp);
     entry_set_ptr(e, o.p, o.enc);
     KEY_EVENT(c, 1, NOTIFY_SET, "spop");
     if (s_size(&o) == 0) {
@@ -1536,4 +1610,40 @@ void sscan_command(struct client *c)
     for (size_t i = 0; i < acc.n; i++)
         reply_bulk(&c->out, acc.v[i]->s, acc.v[i]->len);
     hk_free(acc.v);
+}
+
+/* ------------------------------------------------- RDB (persist/) --- */
+struct entry *set_load_new(const char *key, size_t klen, long long expire, size_t hint)
+{
+    struct sobj o;
+    if (hint <= intset_max()) {
+        o.p = is_new();
+        o.enc = ENC_INTSET;
+    } else {
+        o.p = dict_new(&set_dict_type, hint);
+        o.enc = ENC_HT;
+    }
+    return entry_new_obj(OBJ_SET, o.enc, key, klen, o.p, expire);
+}
+
+int set_load_add(struct entry *e, const char *s, size_t len)
+{
+    struct sobj o = sobj_of(e);
+    int r = s_add(&o, s, len);
+    entry_set_ptr(e, o.p, o.enc);
+    return r;
+}
+
+struct entry *set_load_finish(struct entry *e)
+{
+    if (e->enc == ENC_HT || (e->flags & E_INLINE))
+        return e;
+    void *p = entry_ptr(e);
+    size_t n = s_raw_bytes(p, e->enc);
+    if (!obj_inline_pays(entry_hdr(e) + e->klen, n, SET_INLINE_MAX))
+        return e;
+    struct entry *ne = obj_inline_new(OBJ_SET, e->enc, entry_key(e), e->klen, entry_expire(e), p, n);
+    ne->lru = e->lru;
+    entry_free(e); /* and p with it */
+    return ne;
 }

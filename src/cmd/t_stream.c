@@ -34,50 +34,17 @@
 #include "commands.h"
 #include "multi.h"
 #include "notify.h"
+#include "../persist/prop.h"
 
 #define ERR_INVALID_ID "ERR Invalid stream ID specified as stream command argument"
-#define ENTRIES_READ_INVALID (-1LL)
 #define XREAD_BLOCKED_DEFAULT_COUNT 1000
 #define STREAM_MAX_ELE_BYTES (1ull << 30)
 
 /* ------------------------------------------------------ consumer groups --- */
-struct consumer;
-struct nack {
-    struct stream_id id;
-    long long delivery_time;
-    unsigned long long delivery_count;
-    struct consumer *consumer;
-};
-
-struct pel {
-    struct nack **v;
-    size_t n, cap;
-};
-
-struct consumer {
-    long long seen_time;
-    struct pel pel;
-    size_t nlen;
-    char name[];
-};
-
-struct cgroup {
-    struct stream_id last_id;
-    long long entries_read;
-    struct pel pel;
-    struct consumer **cons;
-    size_t ncons, ccap;
-    size_t nlen;
-    char name[];
-};
-
-struct cgroups {
-    struct cgroup **v;
-    size_t n, cap;
-};
+/* (struct nack, pel, consumer, cgroup, cgroups: t_stream.h) */
 
 /* Index of the first element >= id; *found when equal. */
-static size_t pel_search(const struct pel *p, const struct stream_id *id, int *found)
+size_t pel_search(const struct pel *p, const struct stream_id *id, int *found)
 {
     size_t lo = 0, hi = p->n;
     *found = 0;
@@ -106,7 +73,7 @@ static struct nack *pel_find(const struct pel *p, const struct stream_id *id)
     return found ? p->v[i] : NULL;
 }
 
-static void pel_insert_at(struct pel *p, size_t i, struct nack *n)
+void pel_insert_at(struct pel *p, size_t i, struct nack *n)
 {
     if (p->n == p->cap) {
         p->cap = p->cap ? p->cap * 2 : 8;
@@ -195,8 +162,8 @@ static struct consumer *consumer_find(const struct cgroup *g, const char *name, 
     return NULL;
 }
 
-static struct cgroup *cg_create(struct stream *s, const char *name, size_t nlen, const struct stream_id *id,
-                                long long entries_read)
+struct cgroup *cg_create(struct stream *s, const char *name, size_t nlen, const struct stream_id *id,
+                         long long entries_read)
 {
     size_t pos;
     if (cg_find(s, name, nlen, &pos))
@@ -244,7 +211,7 @@ static void cg_destroy(struct stream *s, size_t pos)
     gs->n--;
 }
 
-static struct consumer *consumer_create(struct cgroup *g, const char *name, size_t nlen, long long now)
+struct consumer *consumer_create(struct cgroup *g, const char *name, size_t nlen, long long now)
 {
     size_t pos;
     if (consumer_find(g, name, nlen, &pos))
@@ -561,7 +528,7 @@ static void reply_help_lines(struct client *c, const char *const *lines, size_t 
 }
 
 /* Redis's logical read counter of an ID (streamEstimateDistanceFromFirstEverEntry). */
-static long long estimate_distance(const struct stream *s, const struct stream_id *id)
+long long estimate_distance(const struct stream *s, const struct stream_id *id)
 {
     if (!s->entries_added)
         return 0;
@@ -600,6 +567,82 @@ static void reply_lag(struct client *c, const struct stream *s, const struct cgr
         reply_null(&c->out);
 }
 
+/* ------------------------------------------------------ propagation --- */
+/* What the group commands feed to the AOF (persist/prop.h), as Redis 7:
+ * a delivery or a claim is fed as an idempotent XCLAIM that sets the NACK
+ * exactly (owner, delivery time, count), a group whose last ID moved as
+ * XGROUP SETID with ENTRIESREAD, a consumer created on the way as XGROUP
+ * CREATECONSUMER, a NACK dropped because its entry is gone as XACK. */
+static void prop_sid(const struct stream_id *id)
+{
+    char b[48];
+    prop_op_arg(b, (size_t)sid_format(b, id));
+}
+
+/* XCLAIM <key> <group> <consumer> 0 <id> TIME <ms> RETRYCOUNT <n> FORCE
+ * JUSTID LASTID <group last id> */
+static void prop_xclaim(struct client *c, int ki, const struct cgroup *g, const struct nack *nk)
+{
+    prop_op_begin(c->db);
+    prop_op_str("XCLAIM");
+    prop_op_arg(c->argv[ki], c->argvlen[ki]);
+    prop_op_arg(g->name, g->nlen);
+    prop_op_arg(nk->consumer->name, nk->consumer->nlen);
+    prop_op_str("0");
+    prop_sid(&nk->id);
+    prop_op_str("TIME");
+    prop_op_ll(nk->delivery_time);
+    prop_op_str("RETRYCOUNT");
+    prop_op_ll((long long)nk->delivery_count);
+    prop_op_str("FORCE");
+    prop_op_str("JUSTID");
+    prop_op_str("LASTID");
+    prop_sid(&g->last_id);
+    prop_op_end();
+}
+
+/* XGROUP SETID <key> <group> <last id> ENTRIESREAD <n> */
+static void prop_group_setid(struct client *c, int ki, const struct cgroup *g)
+{
+    prop_op_begin(c->db);
+    prop_op_str("XGROUP");
+    prop_op_str("SETID");
+    prop_op_arg(c->argv[ki], c->argvlen[ki]);
+    prop_op_arg(g->name, g->nlen);
+    prop_sid(&g->last_id);
+    prop_op_str("ENTRIESREAD");
+    prop_op_ll(g->entries_read);
+    prop_op_end();
+}
+
+/* XGROUP CREATE/SETID: a change; '$' is fed as the ID it meant. */
+static void prop_xgroup_id(struct client *c, const struct stream_id *id)
+{
+    prop_dirty_add(1);
+    if (!(c->argvlen[4] == 1 && c->argv[4][0] == '$'))
+        return; /* fed as it is */
+    prop_prevent();
+    prop_op_begin(c->db);
+    for (int i = 0; i < c->argc; i++) {
+        if (i == 4)
+            prop_sid(id);
+        else
+            prop_op_arg(c->argv[i], c->argvlen[i]);
+    }
+    prop_op_end();
+}
+
+/* XACK <key> <group> <id> */
+static void prop_xack(struct client *c, int ki, const struct cgroup *g, const struct stream_id *id)
+{
+    prop_op_begin(c->db);
+    prop_op_str("XACK");
+    prop_op_arg(c->argv[ki], c->argvlen[ki]);
+    prop_op_arg(g->name, g->nlen);
+    prop_sid(id);
+    prop_op_end();
+}
+
 /* A consumer of group g for a command (created, with its keyspace event,
  * when missing); its seen time is refreshed. */
 static struct consumer *consumer_get(struct client *c, struct cgroup *g, const char *name, size_t nlen, int key)
@@ -612,12 +655,22 @@ static struct consumer *consumer_get(struct client *c, struct cgroup *g, const c
     }
     cn = consumer_create(g, name, nlen, now);
     notify_stream(c, key, "xgroup-createconsumer");
+    prop_dirty_add(1);
+    prop_op_begin(c->db);
+    prop_op_str("XGROUP");
+    prop_op_str("CREATECONSUMER");
+    prop_op_arg(c->argv[key], c->argvlen[key]);
+    prop_op_arg(g->name, g->nlen);
+    prop_op_arg(name, nlen);
+    prop_op_end();
     return cn;
 }
 
 /* ------------------------------------------------------ range replies --- */
 #define RWR_NOACK 1
 #define RWR_HISTORY 2
+/* Group reads: flags >> RWR_KEY_SHIFT is the key's argv index (propagation). */
+#define RWR_KEY_SHIFT 8
 
 /* Entries of s from start to end (inclusive; end NULL: to the last), at
  * most count (0 = all), in a nested array; with a group, deliveries update
@@ -630,6 +683,7 @@ static size_t reply_range(struct client *c, struct stream *s, const struct strea
     size_t n = 0;
     if (!end)
         end = &max;
+    int ki = flags >> RWR_KEY_SHIFT;
     if (g && (flags & RWR_HISTORY)) {
         /* The consumer's own PEL from start on. */
         size_t mark = reply_defer(&c->out);
@@ -645,6 +699,7 @@ static size_t reply_range(struct client *c, struct stream *s, const struct strea
                 reply_entry(&c->out, &e);
                 nk->delivery_time = now;
                 nk->delivery_count++;
+                prop_xclaim(c, ki, g, nk);
             } else {
                 reply_array(&c->out, 2);
                 reply_sid(&c->out, &nk->id);
@@ -659,6 +714,7 @@ static size_t reply_range(struct client *c, struct stream *s, const struct strea
     struct stream_iter it;
     struct stream_entry e;
     long long now = g ? db_now_ms() : 0;
+    struct stream_id last_before = g ? g->last_id : max;
     stream_iter_start(&it, s, start, end, rev);
     while (stream_iter_next(&it, &e)) {
         if (g && sid_cmp(&e.id, &g->last_id) > 0) {
@@ -680,6 +736,7 @@ static size_t reply_range(struct client *c, struct stream *s, const struct strea
                 nk->consumer = cn;
                 pel_insert_at(&g->pel, gi, nk);
                 pel_add(&cn->pel, nk);
+                prop_xclaim(c, ki, g, nk);
             } else {
                 /* Already pending (XGROUP SETID moved the group back):
                  * it now belongs to this consumer, delivered once. */
@@ -692,6 +749,7 @@ static size_t reply_range(struct client *c, struct stream *s, const struct strea
                 }
                 nk->delivery_time = now;
                 nk->delivery_count = 1;
+                prop_xclaim(c, ki, g, nk);
             }
         }
         n++;
@@ -699,6 +757,11 @@ static size_t reply_range(struct client *c, struct stream *s, const struct strea
             break;
     }
     stream_iter_stop(&it);
+    if (g && sid_cmp(&g->last_id, &last_before) != 0) {
+        /* The group moved on: its last ID and entries_read, exactly. */
+        prop_group_setid(c, ki, g);
+        prop_dirty_add(1);
+    }
     reply_defer_array(&c->out, mark, (long long)n);
     return n;
 }
@@ -815,6 +878,62 @@ static int parse_add_trim(struct client *c, struct trim_args *a, int xadd)
     return i;
 }
 
+/* XADD with '*' or a partial ID, XADD/XTRIM trimming with '~': fed with
+ * the ID generated and an exact trim to what the approximate one left
+ * (MAXLEN = <length after>, MINID = <first ID after>; LIMIT dropped), so a
+ * replay does exactly what was done (Redis 7).  idpos: XADD's ID argument
+ * (0 for XTRIM).  Otherwise the command is fed as it is. */
+static void prop_xadd_xtrim(struct client *c, const struct trim_args *a, const struct stream *s, int idpos,
+                            const struct stream_id *id)
+{
+    int rw_id = idpos > 0 && !(a->id_given && a->seq_given);
+    int rw_trim = a->strategy && a->approx;
+    if (!rw_id && !rw_trim)
+        return;
+    char thr[48];
+    size_t thrlen = 0;
+    if (rw_trim) {
+        if (a->strategy == 1) {
+            thrlen = (size_t)ll_to_str(thr, (long long)s->length);
+        } else {
+            struct stream_id first = {0, 0}, zero = {0, 0}, max = {UINT64_MAX, UINT64_MAX};
+            struct stream_iter it;
+            struct stream_entry e;
+            stream_iter_start(&it, s, &zero, &max, 0);
+            if (stream_iter_next(&it, &e))
+                first = e.id;
+            stream_iter_stop(&it);
+            thrlen = (size_t)sid_format(thr, &first);
+        }
+    }
+    int opt_end = idpos > 0 ? idpos : c->argc;
+    prop_prevent();
+    prop_op_begin(c->db);
+    for (int i = 0; i < c->argc; i++) {
+        if (rw_trim && i >= 2 && i < opt_end) {
+            if (arg_is(c, i, "maxlen") || arg_is(c, i, "minid")) {
+                prop_op_arg(c->argv[i], c->argvlen[i]);
+                if (i + 1 < opt_end && c->argvlen[i + 1] == 1 && (c->argv[i + 1][0] == '~' || c->argv[i + 1][0] == '='))
+                    i++;
+                prop_op_str("=");
+                prop_op_arg(thr, thrlen);
+                i++; /* the threshold given */
+                continue;
+            }
+            if (arg_is(c, i, "limit")) {
+                i++;
+                continue;
+            }
+        }
+        if (i == idpos && rw_id) {
+            prop_sid(id);
+            continue;
+        }
+        prop_op_arg(c->argv[i], c->argvlen[i]);
+    }
+    prop_op_end();
+}
+
 static long long do_trim(struct stream *s, const struct trim_args *a)
 {
     if (a->strategy == 1)
@@ -899,6 +1018,7 @@ void xadd_command(struct client *c)
     notify_stream(c, 1, "xadd");
     if (a.strategy && do_trim(s, &a))
         notify_stream(c, 1, "xtrim");
+    prop_xadd_xtrim(c, &a, s, idpos, &id);
     signal_key_ready(c->db, kslot(c, 1), c->argv[1], c->argvlen[1]);
 }
 
@@ -919,6 +1039,7 @@ void xtrim_command(struct client *c)
     if (deleted) {
         notify_stream(c, 1, "xtrim");
         modified(c, 1);
+        prop_xadd_xtrim(c, &a, sptr(e), 0, NULL);
     }
     reply_int(&c->out, deleted);
 }
@@ -1183,6 +1304,11 @@ static void xread_generic(struct client *c, int xreadgroup)
     }
 
     int reexec = blocking_in_reexec();
+    if (xreadgroup) {
+        /* Fed as XCLAIM / XGROUP SETID / CREATECONSUMER, one unit. */
+        prop_prevent();
+        prop_unit_begin();
+    }
     struct stream_id stack_ids[8], *ids = nstreams <= 8 ? stack_ids : hk_malloc(sizeof(*ids) * (size_t)nstreams);
     struct cgroup *stack_g[8], **groups = NULL;
     if (group_i)
@@ -1300,7 +1426,7 @@ static void xread_generic(struct client *c, int xreadgroup)
         if (groups)
             cn = consumer_get(c, groups[k], c->argv[consumer_i], c->argvlen[consumer_i], ki);
         reply_range(c, s, &start, NULL, (size_t)count, 0, groups ? groups[k] : NULL, cn,
-                    (noack ? RWR_NOACK : 0) | (history ? RWR_HISTORY : 0));
+                    (noack ? RWR_NOACK : 0) | (history ? RWR_HISTORY : 0) | (ki << RWR_KEY_SHIFT));
     }
     if (nserved) {
         if (c->out.resp == 2)
@@ -1315,6 +1441,8 @@ static void xread_generic(struct client *c, int xreadgroup)
     }
     reply_null_array(&c->out);
 out:
+    if (xreadgroup)
+        prop_unit_end();
     if (ids != stack_ids)
         hk_free(ids);
     if (groups && groups != stack_g)
@@ -1391,6 +1519,7 @@ void xsetid_command(struct client *c)
         s->entries_added = (uint64_t)added;
     if (maxdel.ms || maxdel.seq)
         s->max_deleted = maxdel;
+    prop_dirty_add(1); /* a change (fed as it is), though WATCH is not touched */
     reply_ok(&c->out);
     notify_stream(c, 1, "xsetid"); /* Redis signals no modification here (WATCH stays clean) */
 }
@@ -1668,6 +1797,7 @@ void xgroup_command(struct client *c)
         if (cg_create(s, gname, glen, &id, entries_read)) {
             reply_ok(&c->out);
             notify_stream(c, 2, "xgroup-create");
+            prop_xgroup_id(c, &id);
         } else {
             reply_error(&c->out, "BUSYGROUP Consumer Group name already exists");
         }
@@ -1681,11 +1811,13 @@ void xgroup_command(struct client *c)
         g->entries_read = entries_read;
         reply_ok(&c->out);
         notify_stream(c, 2, "xgroup-setid");
+        prop_xgroup_id(c, &id);
     } else if (arg_is(c, 1, "destroy") && c->argc == 4) {
         if (g) {
             cg_destroy(s, gpos);
             reply_int(&c->out, 1);
             notify_stream(c, 2, "xgroup-destroy");
+            prop_dirty_add(1);
             /* Blocked XREADGROUP readers of the group get NOGROUP. */
             signal_key_ready(c->db, kslot(c, 2), c->argv[2], c->argvlen[2]);
         } else {
@@ -1693,8 +1825,10 @@ void xgroup_command(struct client *c)
         }
     } else if (arg_is(c, 1, "createconsumer") && c->argc == 5) {
         struct consumer *cn = consumer_create(g, c->argv[4], c->argvlen[4], db_now_ms());
-        if (cn)
+        if (cn) {
             notify_stream(c, 2, "xgroup-createconsumer");
+            prop_dirty_add(1);
+        }
         reply_int(&c->out, cn ? 1 : 0);
     } else if (arg_is(c, 1, "delconsumer") && c->argc == 5) {
         long long pending = 0;
@@ -1703,6 +1837,7 @@ void xgroup_command(struct client *c)
             pending = (long long)cn->pel.n;
             consumer_delete(g, cn);
             notify_stream(c, 2, "xgroup-delconsumer");
+            prop_dirty_add(1);
         }
         reply_int(&c->out, pending);
     } else {
@@ -1738,6 +1873,7 @@ void xack_command(struct client *c)
         hk_free(nk);
         acked++;
     }
+    prop_dirty_add((unsigned long long)acked); /* fed as it is when it acked something */
     reply_int(&c->out, acked);
 out:
     if (ids != stack)
@@ -1931,7 +2067,12 @@ void xclaim_command(struct client *c)
             goto out;
         }
     }
-    if (sid_cmp(&last_id, &g->last_id) > 0)
+    /* Fed as one XCLAIM per NACK it set (the idempotent form), XACK per
+     * NACK dropped, XGROUP SETID when LASTID moved the group: one unit. */
+    prop_prevent();
+    prop_unit_begin();
+    int moved = sid_cmp(&last_id, &g->last_id) > 0;
+    if (moved)
         g->last_id = last_id;
     if (deliverytime != -1) {
         if (deliverytime < 0 || deliverytime > now)
@@ -1949,8 +2090,11 @@ void xclaim_command(struct client *c)
         struct nack *nk = found ? g->pel.v[gi] : NULL;
         struct stream_entry se;
         if (!stream_get(s, &id, &se)) {
-            if (nk)
+            if (nk) {
+                prop_xack(c, 1, g, &id);
+                prop_dirty_add(1);
                 nack_drop(g, nk);
+            }
             continue;
         }
         if (force && !nk) {
@@ -1973,6 +2117,8 @@ void xclaim_command(struct client *c)
             nk->delivery_count = (unsigned long long)retrycount;
         else if (!justid)
             nk->delivery_count++;
+        prop_xclaim(c, 1, g, nk);
+        prop_dirty_add(1);
         if (justid)
             reply_sid(&c->out, &id);
         else
@@ -1980,6 +2126,11 @@ void xclaim_command(struct client *c)
         n++;
     }
     reply_defer_array(&c->out, mark, n);
+    if (moved) {
+        prop_group_setid(c, 1, g);
+        prop_dirty_add(1);
+    }
+    prop_unit_end();
 out:
     if (ids != stack)
         hk_free(ids);
@@ -2027,6 +2178,9 @@ void xautoclaim_command(struct client *c)
     struct stream *s = sptr(e);
     long long attempts = count * 10, now = db_now_ms();
     struct consumer *cn = NULL;
+    /* Fed as XCLAIM per NACK claimed, XACK per NACK dropped (one unit). */
+    prop_prevent();
+    prop_unit_begin();
     struct stream_id *deleted = hk_malloc(sizeof(*deleted) * (size_t)(count < 1024 ? count : 1024));
     size_t ndel = 0, delcap = (size_t)(count < 1024 ? count : 1024);
     /* The next cursor (reply[0]) is known only at the end: the claimed
@@ -2046,6 +2200,8 @@ void xautoclaim_command(struct client *c)
                 deleted = hk_realloc(deleted, sizeof(*deleted) * delcap);
             }
             deleted[ndel++] = nk->id;
+            prop_xack(c, 1, g, &nk->id);
+            prop_dirty_add(1);
             nack_drop(g, nk); /* i now indexes the next one */
             count--;
             continue;
@@ -2059,6 +2215,8 @@ void xautoclaim_command(struct client *c)
         nk->delivery_time = now;
         if (!justid)
             nk->delivery_count++;
+        prop_xclaim(c, 1, g, nk);
+        prop_dirty_add(1);
         if (justid)
             reply_sid(&body, &nk->id);
         else
@@ -2066,6 +2224,7 @@ void xautoclaim_command(struct client *c)
         n++;
         count--;
     }
+    prop_unit_end();
     struct stream_id next = {0, 0};
     reply_array(&c->out, 3);
     if (i < g->pel.n)

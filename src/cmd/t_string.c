@@ -15,6 +15,7 @@
 #include "../base/util.h"
 #include "commands.h"
 #include "notify.h"
+#include "../persist/prop.h"
 
 #define SET_NX 0x01
 #define SET_XX 0x02
@@ -30,6 +31,33 @@
 void reply_entry_string(struct client *c, struct entry *e)
 {
     reply_bulk(&c->out, entry_val(e), e->vlen);
+}
+
+/* Propagation (persist/prop.h): relative TTLs become absolute ones. */
+static void prop_set_pxat(struct client *c, int vi, long long when)
+{
+    prop_prevent();
+    prop_op_begin(c->db);
+    prop_op_str("SET");
+    prop_op_arg(c->argv[1], c->argvlen[1]);
+    prop_op_arg(c->argv[vi], c->argvlen[vi]);
+    prop_op_str("PXAT");
+    prop_op_ll(when);
+    prop_op_end();
+}
+
+/* cmd key [arg]: argv[1] under another command name. */
+static void prop_key_cmd(struct client *c, const char *name, const char *arg, long long v, int with_v)
+{
+    prop_prevent();
+    prop_op_begin(c->db);
+    prop_op_str(name);
+    prop_op_arg(c->argv[1], c->argvlen[1]);
+    if (arg)
+        prop_op_str(arg);
+    if (with_v)
+        prop_op_ll(v);
+    prop_op_end();
 }
 
 /* Convert an expire argument (argv[i]) to absolute ms.  Errors as Redis:
@@ -149,7 +177,7 @@ static void set_generic(struct client *c, int flags, long long when, int ok_repl
         expire = when;
     else if ((flags & SET_KEEPTTL) && e)
         expire = entry_expire(e);
-    if (expire >= 0 && expire <= db_now_ms()) {
+    if (expire >= 0 && db_already_expired(expire)) {
         /* Already expired: the write happens and the key is gone at once.
          * Redis stores it and expires it at the next access: the same
          * events, in that order. */
@@ -160,11 +188,14 @@ static void set_generic(struct client *c, int flags, long long when, int ok_repl
         KEY_MODIFIED(c, 1, NOTIFY_STRING, "set");
         KEY_EVENT(c, 1, NOTIFY_GENERIC, "expire");
         KEY_EVENT(c, 1, NOTIFY_EXPIRED, "expired");
+        prop_key_cmd(c, "DEL", NULL, 0, 0);
     } else {
         store_string(c, 1, e, idx, c->argv[2], c->argvlen[2], expire);
         KEY_MODIFIED(c, 1, NOTIFY_STRING, "set");
-        if (flags & SET_ANY_EXPIRE)
+        if (flags & SET_ANY_EXPIRE) {
             KEY_EVENT(c, 1, NOTIFY_GENERIC, "expire");
+            prop_set_pxat(c, 2, expire);
+        }
     }
     if (!(flags & SET_GET)) {
         if (ok_reply_int)
@@ -200,6 +231,7 @@ static void setex_generic(struct client *c, long long unit, const char *name)
     store_string(c, 1, e, idx, c->argv[3], c->argvlen[3], when);
     KEY_MODIFIED(c, 1, NOTIFY_STRING, "set");
     KEY_EVENT(c, 1, NOTIFY_GENERIC, "expire");
+    prop_set_pxat(c, 3, when);
     reply_ok(&c->out);
 }
 
@@ -243,15 +275,18 @@ void getex_command(struct client *c)
         return;
     }
     reply_entry_string(c, e);
-    if ((flags & SET_ANY_EXPIRE) && when <= db_now_ms()) {
+    if ((flags & SET_ANY_EXPIRE) && db_already_expired(when)) {
         db_del(c->db, slot, c->argv[1], c->argvlen[1]);
         KEY_MODIFIED(c, 1, NOTIFY_GENERIC, "del");
+        prop_key_cmd(c, "DEL", NULL, 0, 0);
     } else if (flags & SET_ANY_EXPIRE) {
         db_set_expire(c->db, slot, idx, when);
         KEY_MODIFIED(c, 1, NOTIFY_GENERIC, "expire");
+        prop_key_cmd(c, "PEXPIREAT", NULL, when, 1);
     } else if ((flags & SET_PERSIST) && (e->flags & E_HAS_EXPIRE)) {
         db_set_expire(c->db, slot, idx, -1);
         KEY_MODIFIED(c, 1, NOTIFY_GENERIC, "persist");
+        prop_key_cmd(c, "PERSIST", NULL, 0, 0);
     }
 }
 
@@ -270,6 +305,7 @@ void getdel_command(struct client *c)
     reply_entry_string(c, e);
     db_del(c->db, slot, c->argv[1], c->argvlen[1]);
     KEY_MODIFIED(c, 1, NOTIFY_GENERIC, "del");
+    prop_key_cmd(c, "DEL", NULL, 0, 0);
 }
 
 void getset_command(struct client *c)
@@ -551,6 +587,14 @@ void incrbyfloat_command(struct client *c)
     n = ld_to_str_human(buf, sizeof(buf), v);
     store_string(c, 1, e, idx, buf, (size_t)n, e ? entry_expire(e) : -1);
     KEY_MODIFIED(c, 1, NOTIFY_STRING, "incrbyfloat");
+    /* The float's rendering is the replayed value: SET ... KEEPTTL. */
+    prop_prevent();
+    prop_op_begin(c->db);
+    prop_op_str("SET");
+    prop_op_arg(c->argv[1], c->argvlen[1]);
+    prop_op_arg(buf, (size_t)n);
+    prop_op_str("KEEPTTL");
+    prop_op_end();
     reply_bulk(&c->out, buf, (size_t)n);
 }
 

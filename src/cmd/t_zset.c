@@ -32,6 +32,7 @@
 #include "../ds/skiplist.h"
 #include "commands.h"
 #include "notify.h"
+#include "../persist/prop.h"
 #include "t_common.h"
 
 #define ERR_MINMAX_FLOAT "ERR min or max is not a float"
@@ -1740,6 +1741,18 @@ static int zpop_pick(struct client *c, int first, int n, struct entry **out, lon
     return 0;
 }
 
+/* BZPOPMIN/MAX, [B]ZMPOP served: fed as ZPOPMIN/ZPOPMAX key [count] (Redis). */
+static void prop_zpop(struct client *c, int ki, int where, long long count)
+{
+    prop_prevent();
+    prop_op_begin(c->db);
+    prop_op_str(where == ZP_MAX ? "ZPOPMAX" : "ZPOPMIN");
+    prop_op_arg(c->argv[ki], c->argvlen[ki]);
+    if (count >= 0)
+        prop_op_ll(count);
+    prop_op_end();
+}
+
 static void bzpop_generic(struct client *c, int where)
 {
     long long deadline;
@@ -1753,6 +1766,7 @@ static void bzpop_generic(struct client *c, int where)
         return;
     if (ki > 0) {
         zpop_reply(c, ki, e, idx, where, 1, ZP_KEY_FLAT);
+        prop_zpop(c, ki, where, -1);
         return;
     }
     int kbuf[32], *kidx = nk <= 32 ? kbuf : hk_malloc(sizeof(int) * (size_t)nk);
@@ -1820,6 +1834,7 @@ static void zmpop_generic(struct client *c, int ni, int block)
         return;
     if (ki > 0) {
         zpop_reply(c, ki, e, idx, where, (long)count, ZP_KEY_NESTED);
+        prop_zpop(c, ki, where, count);
         return;
     }
     if (!block) {
@@ -2482,4 +2497,19 @@ int zset_getkeys_numkeys(struct client *c, int *idx, int max)
 int zset_getkeys_bzmpop(struct client *c, int *idx, int max)
 {
     return getkeys_numkeys(c, idx, max, 2, 0, 0);
+}
+
+/* ================================================ RDB (persist/) === */
+struct entry *zset_load_finish(struct entry *e)
+{
+    if (e->enc != ENC_LISTPACK || (e->flags & E_INLINE))
+        return e;
+    unsigned char *lp = entry_ptr(e);
+    size_t n = lp_bytes(lp);
+    if (!obj_inline_pays(entry_hdr(e) + e->klen, n, ZSET_INLINE_MAX))
+        return e;
+    struct entry *ne = obj_inline_new(OBJ_ZSET, ENC_LISTPACK, entry_key(e), e->klen, entry_expire(e), lp, n);
+    ne->lru = e->lru;
+    entry_free(e); /* and lp with it */
+    return ne;
 }

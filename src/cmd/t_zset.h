@@ -39,6 +39,12 @@ long zset_rank(struct entry *e, const char *m, size_t mlen, int reverse, double 
 #define ZO_UPDATED 0x04
 int zset_add(struct entry *e, double score, const char *m, size_t mlen, int flags, int *out, double *newscore);
 
+/* RDB snapshots and DUMP/RESTORE (persist/rdb_types.c): a freshly built
+ * sorted-set entry (pointer form, not yet in the keyspace) in the form
+ * ZADD would leave it: a small listpack moves inline (e is freed and the
+ * new entry returned), otherwise e itself. */
+struct entry *zset_load_finish(struct entry *e);
+
 /* Key positions of the movable-key commands (numkeys forms). */
 int zset_getkeys_store(struct client *c, int *idx, int max);   /* Z*STORE dst numkeys key.. */
 int zset_getkeys_numkeys(struct client *c, int *idx, int max); /* ZUNION/ZINTER/ZDIFF/ZINTERCARD/ZMPOP */

@@ -37,6 +37,7 @@
 
 #include "../base/mem.h"
 #include "../base/util.h"
+#include "../persist/prop.h"
 #include "../server.h"
 #include "db.h"
 
@@ -391,7 +392,11 @@ static int reexec(struct waiter *w)
     fake.id = 0;
     reexec_active = 1;
     reexec_blocked = 0;
+    /* What it changed is fed to the AOF by this thread, the waiter's locks
+     * held (its handler rewrites BLPOP as LPOP, BLMOVE as LMOVE ...). */
+    struct prop_mark pm = prop_call_begin();
     w->cmd->fn(&fake);
+    prop_call_end(&fake, pm);
     reexec_active = 0;
     w->out = fake.out;
     if (reexec_blocked) {

@@ -60,6 +60,13 @@ long long db_now_ms(void)
     return db_cmd_time_ms ? db_cmd_time_ms : time_ms();
 }
 
+_Thread_local int db_loading;
+
+int db_already_expired(long long when)
+{
+    return !db_loading && when <= db_now_ms();
+}
+
 void db_init(int ndb)
 {
     ks.ndb = ndb;
@@ -78,6 +85,7 @@ static int cmp_uint(const void *a, const void *b)
 }
 
 atomic_int db_lock_yield_req;
+atomic_int db_child_active;
 atomic_int script_busy;
 int (*db_wait_jobs_pending)(void);
 void (*db_wait_run_jobs)(void);
@@ -405,7 +413,7 @@ struct entry *db_get_idx(int db, unsigned slot, const char *key, size_t klen, in
         return NULL;
     }
     e = t->slots[i];
-    if ((e->flags & E_HAS_EXPIRE) && !(flags & LK_NOEXPIRE) && entry_expire(e) <= db_now_ms()) {
+    if ((e->flags & E_HAS_EXPIRE) && !(flags & LK_NOEXPIRE) && entry_expire(e) <= db_now_ms() && !db_loading) {
         remove_at(db, slot, i, 0);
         if (db_key_expired_hook)
             db_key_expired_hook(db, slot, entry_key(e), e->klen);
@@ -415,8 +423,14 @@ struct entry *db_get_idx(int db, unsigned slot, const char *key, size_t klen, in
             count_miss(db, key, klen);
         return NULL;
     }
-    if (!(flags & LK_NOTOUCH) && !db_notouch)
-        e->lru = db_lfu_mode ? lfu_touch(e->lru) : lru_clock_now;
+    /* No access-time update while a snapshot child shares our pages: the
+     * store would copy the page (as Redis skips it with a child active);
+     * and none when the value would not change. */
+    if (!(flags & LK_NOTOUCH) && !db_notouch && !atomic_load_explicit(&db_child_active, memory_order_relaxed)) {
+        uint32_t v = db_lfu_mode ? lfu_touch(e->lru) : lru_clock_now;
+        if (e->lru != v)
+            e->lru = v;
+    }
     if (!(flags & LK_NOSTATS))
         STAT_ADD(st()->hits, 1);
     if (idx)
@@ -609,7 +623,7 @@ long db_active_expire(unsigned from, unsigned to, unsigned *cursor, long long bu
                     int expired = gone;
                     if (!gone && (e->flags & E_HFE)) {
                         int empty = 0;
-                        long dropped = hash_expire_fields(e, s, now, &empty);
+                        long dropped = hash_expire_fields(d, e, s, now, &empty);
                         gone = empty;
                         /* (e stays in place: expiry only shrinks it) */
                         if ((dropped || empty) && db_hash_expired_hook)

@@ -182,7 +182,21 @@ extern void (*_Atomic db_key_added_hook)(int db, const char *key, size_t klen);
 /* now in ms, cached per command (so a MULTI/EXEC sees one instant). */
 long long db_now_ms(void);
 extern _Thread_local long long db_cmd_time_ms;
+/* A fork child (snapshot, AOF rewrite) is running: lookups leave the
+ * LRU/LFU field alone so reads do not copy shared pages (persist/snapshot.c
+ * sets it). */
+extern atomic_int db_child_active;
 /* CLIENT NO-TOUCH of the client being served: lookups keep the LRU/LFU. */
 extern _Thread_local int db_notouch;
+/* This thread is replaying an AOF (persist/aof.c sets it around the load):
+ * as Redis while loading, nothing counts as expired (lookups do not delete
+ * keys whose TTL passed, commands store TTLs already in the past instead of
+ * deleting), so replayed writes rebuild what the original ones built; the
+ * key's DEL follows in the stream if it expired before the stop.  Nothing
+ * is propagated meanwhile (persist/prop.c). */
+extern _Thread_local int db_loading;
+/* Redis's checkAlreadyExpired: when (absolute ms) is past for the running
+ * command, never while loading. */
+int db_already_expired(long long when);
 
 #endif

@@ -146,7 +146,7 @@ int hash_get_field(struct entry *e, const char *f, size_t flen, const char **v, 
  * expiry sweeper, slot lock held, for entries flagged E_HFE); returns the
  * number dropped and sets *empty when no field is left (the caller then
  * deletes the key).  Clears E_HFE via db_set_hfe when no TTL is left. */
-long hash_expire_fields(struct entry *e, unsigned slot, long long now, int *empty);
+long hash_expire_fields(int db, struct entry *e, unsigned slot, long long now, int *empty); /* db: for the AOF's HDELs */
 
 /* OBJECT ENCODING's name for an entry. */
 const char *obj_enc_name(const struct entry *e);

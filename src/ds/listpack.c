@@ -408,3 +408,65 @@ int lp_validate(const unsigned char *lp, size_t size)
         return 0;
     return raw_count(lp) == 65535 ? n >= 65535 : raw_count(lp) == n;
 }
+
+/* ----------------------------------------------------------- builder --- */
+static void lpb_room(struct lp_builder *b, size_t n)
+{
+    if (b->len + n <= b->cap)
+        return;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + n)
+        cap *= 2;
+    b->buf = hk_realloc(b->buf, cap);
+    b->cap = cap;
+}
+
+void lpb_reset(struct lp_builder *b)
+{
+    lpb_room(b, LP_HDR + 1);
+    b->len = LP_HDR;
+    b->count = 0;
+}
+
+static void lpb_put(struct lp_builder *b, const char *s, size_t len, int is_int, long long ll)
+{
+    unsigned char h[9];
+    size_t dl, hl = encode_head(h, s, len, is_int, ll, &dl);
+    size_t enc = hl + dl;
+    lpb_room(b, enc + backlen_size(enc) + 1);
+    memcpy(b->buf + b->len, h, hl);
+    if (dl)
+        memcpy(b->buf + b->len + hl, s, dl);
+    backlen_write(b->buf + b->len + enc, enc);
+    b->len += enc + backlen_size(enc);
+    b->count++;
+}
+
+void lpb_append(struct lp_builder *b, const char *s, size_t len)
+{
+    long long ll;
+    int is_int = len <= 20 && str_to_ll(s, len, &ll);
+    lpb_put(b, s, len, is_int, is_int ? ll : 0);
+}
+
+void lpb_append_int(struct lp_builder *b, long long v)
+{
+    lpb_put(b, NULL, 0, 1, v);
+}
+
+const unsigned char *lpb_finish(struct lp_builder *b, size_t *bytes)
+{
+    lpb_room(b, 1);
+    b->buf[b->len] = LP_EOF;
+    set_bytes(b->buf, b->len + 1);
+    set_count(b->buf, b->count);
+    *bytes = b->len + 1;
+    return b->buf;
+}
+
+void lpb_free(struct lp_builder *b)
+{
+    hk_free(b->buf);
+    b->buf = NULL;
+    b->len = b->cap = b->count = 0;
+}

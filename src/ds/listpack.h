@@ -73,4 +73,19 @@ size_t lp_find(const unsigned char *lp, size_t pos, const char *s, size_t len, u
  * encoding and backlen within size bytes, count.  1 if valid. */
 int lp_validate(const unsigned char *lp, size_t size);
 
+/* One-pass building (RDB writers: persist/rdb_stream.c): elements are
+ * encoded straight into a growing buffer that is reused from one listpack
+ * to the next, with the same encodings lp_append / lp_append_int choose.
+ * lpb_finish writes the header and terminator and returns the listpack
+ * (valid until the next lpb_reset / lpb_free). */
+struct lp_builder {
+    unsigned char *buf;
+    size_t len, cap, count;
+};
+void lpb_reset(struct lp_builder *b);
+void lpb_append(struct lp_builder *b, const char *s, size_t len);
+void lpb_append_int(struct lp_builder *b, long long v);
+const unsigned char *lpb_finish(struct lp_builder *b, size_t *bytes);
+void lpb_free(struct lp_builder *b);
+
 #endif

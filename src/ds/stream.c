@@ -627,3 +627,116 @@ void stream_iter_stop(struct stream_iter *it)
     hk_free(it->offs);
     it->offs = NULL;
 }
+
+/* -------------------------------------------------------- persistence --- */
+void stream_node_open(const struct stream *s, size_t i, struct stream_node *n)
+{
+    const struct sblock *b = s->blk[i];
+    n->base = b->base;
+    n->count = b->count;
+    n->live = b->live;
+    n->nmaster = b->nmaster;
+    n->mf = b->data;
+    n->blk = b;
+    n->p = b->data + b->mlen;
+    n->end = b->data + b->used;
+}
+
+void stream_node_master(struct stream_node *n, const char **f, size_t *flen)
+{
+    const unsigned char *m = n->mf;
+    *flen = (size_t)vget(&m);
+    *f = (const char *)m;
+    n->mf = m + *flen;
+}
+
+int stream_node_next(struct stream_node *n, struct stream_entry *e, unsigned *flags)
+{
+    const struct sblock *b = n->blk;
+    if (n->p >= n->end)
+        return 0;
+    const unsigned char *q = ent_head(b, n->p, flags, &e->id, &e->nfields);
+    e->p = q;
+    e->mf = (*flags & SE_SAMEFIELDS) ? b->data : NULL;
+    n->p = ent_skip(q, e->nfields, *flags);
+    return 1;
+}
+
+void stream_load_node(struct stream *s, const struct stream_id *base, const char *const *mf, const size_t *mflen,
+                      size_t nmaster, size_t hint)
+{
+    size_t mbytes = 0;
+    for (size_t i = 0; i < nmaster; i++)
+        mbytes += vlen_of(mflen[i]) + mflen[i];
+    if (hint > UINT32_MAX - mbytes)
+        hint = UINT32_MAX - mbytes;
+    struct sblock *b = blk_new(base, mbytes + (hint ? hint : 128));
+    unsigned char *m = b->data;
+    for (size_t i = 0; i < nmaster; i++) {
+        m = vput(m, mflen[i]);
+        memcpy(m, mf[i], mflen[i]);
+        m += mflen[i];
+    }
+    b->used = b->mlen = (uint32_t)mbytes;
+    b->nmaster = (uint32_t)nmaster;
+    arr_insert(s, s->nblk, b);
+}
+
+int stream_load_entry(struct stream *s, const struct stream_id *id, const char *const *fv, const size_t *fvlen,
+                      size_t nfields, int deleted)
+{
+    struct sblock *b = s->blk[s->nblk - 1];
+    int same = same_fields(b, fv, fvlen, nfields);
+    uint64_t size = 1 + vlen_of(id->ms - b->base.ms) + vlen_of(id->seq) + (same ? 0 : vlen_of(nfields));
+    for (size_t i = 0; i < 2 * nfields; i++)
+        if (!same || i % 2)
+            size += vlen_of(fvlen[i]) + (uint64_t)fvlen[i];
+    if ((uint64_t)b->used + size > UINT32_MAX)
+        return -1;
+    if (b->used + size > b->cap) {
+        uint64_t cap = (uint64_t)b->cap + b->cap / 4;
+        if (cap < b->used + size)
+            cap = b->used + size;
+        if (cap > UINT32_MAX)
+            cap = UINT32_MAX;
+        b = hk_realloc(b, sizeof(*b) + (size_t)cap);
+        b->cap = (uint32_t)cap;
+        s->blk[s->nblk - 1] = b;
+    }
+    unsigned char *p = b->data + b->used;
+    *p++ = (unsigned char)((same ? SE_SAMEFIELDS : 0) | (deleted ? SE_DELETED : 0));
+    p = vput(p, id->ms - b->base.ms);
+    p = vput(p, id->seq);
+    if (!same)
+        p = vput(p, nfields);
+    for (size_t i = 0; i < 2 * nfields; i++) {
+        if (same && i % 2 == 0)
+            continue;
+        p = vput(p, fvlen[i]);
+        memcpy(p, fv[i], fvlen[i]);
+        p += fvlen[i];
+    }
+    b->used = (uint32_t)(p - b->data);
+    b->count++;
+    if (!deleted)
+        b->live++;
+    b->last = *id;
+    return 0;
+}
+
+uint32_t stream_load_node_end(struct stream *s)
+{
+    struct sblock *b = s->blk[s->nblk - 1];
+    uint32_t live = b->live;
+    if (!live) {
+        arr_remove(s, s->nblk - 1);
+        return 0;
+    }
+    /* Shrink only when it pays: the copy costs more than a little slack. */
+    if (b->cap - b->used > b->used / 8 + 64) {
+        b = hk_realloc(b, sizeof(*b) + b->used);
+        b->cap = b->used;
+        s->blk[s->nblk - 1] = b;
+    }
+    return live;
+}

@@ -143,4 +143,41 @@ int stream_get(const struct stream *s, const struct stream_id *id, struct stream
  * consumer-group lag (Redis's streamRangeHasTombstones). */
 int stream_range_has_tombstones(const struct stream *s, const struct stream_id *first, const struct stream_id *last);
 
+/* ---- Persistence (persist/rdb_stream.c): raw access to the blocks. ----
+ * A block is what Redis calls a node (one listpack under its master ID):
+ * saving writes one node per block, loading makes one block per node, so
+ * a stream keeps its node boundaries (and tombstones) across a trip. */
+#define STREAM_ENTRY_DELETED 0x01    /* the entry flags, as Redis numbers them */
+#define STREAM_ENTRY_SAMEFIELDS 0x02
+struct stream_node {
+    struct stream_id base;      /* the node's master ID */
+    uint32_t count, live;       /* entries (tombstones included) / live ones */
+    uint32_t nmaster;           /* master field names */
+    const unsigned char *mf;    /* (cursors) */
+    const void *blk;
+    const unsigned char *p, *end;
+};
+/* Block i (< stream_blocks(s)). */
+void stream_node_open(const struct stream *s, size_t i, struct stream_node *n);
+/* The next master field name (call nmaster times). */
+void stream_node_master(struct stream_node *n, const char **f, size_t *flen);
+/* The next entry, tombstones included (then read its fields with
+ * stream_entry_field); *flags gets STREAM_ENTRY_*.  0 past the last. */
+int stream_node_next(struct stream_node *n, struct stream_entry *e, unsigned *flags);
+
+/* Loading: stream_load_node starts a new last block with master ID *base
+ * (above every ID already in s) and the given master field names; then
+ * stream_load_entry appends its entries in ascending ID order (each >=
+ * base; deleted ones as tombstones), ignoring the node limits (hint:
+ * the bytes the entries are expected to take, 0 if unknown); then
+ * stream_load_node_end closes it: frees it when no entry is live, returns
+ * the live entries.  The stream's counters (length, last_id, first_id,
+ * ...) are the caller's to set.  stream_load_entry returns -1 (nothing
+ * added) when the block would pass 4 GiB. */
+void stream_load_node(struct stream *s, const struct stream_id *base, const char *const *mf, const size_t *mflen,
+                      size_t nmaster, size_t hint);
+int stream_load_entry(struct stream *s, const struct stream_id *id, const char *const *fv, const size_t *fvlen,
+                      size_t nfields, int deleted);
+uint32_t stream_load_node_end(struct stream *s);
+
 #endif

@@ -38,6 +38,8 @@
 #include "../cmd/pubsub.h"
 #include "../cmd/tracking.h"
 #include "../db/blocking.h"
+#include "../persist/aof.h"
+#include "../persist/prop.h"
 #include "../server.h"
 
 #define ARGV_KEEP 1024 /* argv slots a connection keeps between commands */
@@ -288,6 +290,10 @@ void client_close(struct client *c)
 /* Write what is pending.  Returns -1 if the client was closed. */
 static int client_write(struct client *c)
 {
+    /* AOF on: no reply before the writes fed so far are written to the
+     * file (and fsynced with appendfsync always); a no-op when the loop's
+     * group commit already covered them (persist/aof.h). */
+    aof_before_reply();
     while (c->sent < c->out.len) {
         ssize_t n = write(c->fd, c->out.buf + c->sent, c->out.len - c->sent);
         if (n > 0) {
@@ -696,6 +702,7 @@ void worker_process_events_busy(struct worker *w, struct client *running)
     }
     /* Write the replies, keeping the running client (and the ones to close)
      * for the outer loop turn. */
+    aof_before_reply();
     struct client *list = w->pending_write, *keep = NULL;
     w->pending_write = NULL;
     while (list) {
@@ -790,6 +797,7 @@ static void *worker_main(void *arg)
 
     cur_worker = w;
     db_tstats = &w->stats.db;
+    prop_thread_register(); /* this worker's change counter (persist/prop.h) */
     snprintf(name, sizeof(name), "hotkv-w%d", w->id);
     pthread_setname_np(pthread_self(), name);
     w->next_cron_ms = time_ms();
@@ -828,6 +836,7 @@ static void *worker_main(void *arg)
                 client_read(c);
         }
         run_resumed(w);
+        aof_before_reply(); /* one group commit for this turn's replies */
         flush_pending(w);
         flush_push(w, PUSH_BUDGET);
         now = time_ms();
@@ -850,6 +859,7 @@ static void *worker_main(void *arg)
         run_jobs(w);
         nanosleep(&ts, NULL);
     }
+    prop_thread_unregister();
     return NULL;
 }
 

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -24,12 +26,9 @@
 #include "../cmd/multi.h"
 #include "../db/db.h"
 #include "../proto/reply.h"
+#include "../script/script.h"
 #include "../server.h"
 #include "rdb.h"
-
-/* TRANSITIONAL: weak until persist/rdb.c lands (lead removes). */
-#pragma weak rdb_save_file
-#pragma weak rdb_load_file
 
 static pthread_mutex_t snap_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {
@@ -42,13 +41,18 @@ static struct {
     int last_bgsave_ok;
     long long last_bgsave_secs;  /* duration of the last BGSAVE, -1 none */
     unsigned long long saves;
-    size_t cow_current, cow_peak, last_cow;
+    size_t cow_current, cow_peak, last_cow, last_cow_aof;
     long long cow_sampled_ms;
     unsigned long long forks;
     long long fork_usec;
     unsigned long long loaded_keys, loaded_expired;
 } st = {.last_bgsave_ok = 1, .last_bgsave_secs = -1};
 
+static size_t child_cow_bytes(pid_t pid);
+/* One page shared with the children (MAP_SHARED survives fork): a child
+ * stores its final copy-on-write size there just before it exits, so the
+ * figure is exact even when the save ends between two samples. */
+static _Atomic size_t *child_cow_final;
 static _Atomic long long lastsave_s;          /* LASTSAVE */
 static _Atomic unsigned long long dirty_saved; /* dirty counter at the last successful save */
 static atomic_int write_err;                  /* last BGSAVE failed (MISCONF gate) */
@@ -150,16 +154,24 @@ pid_t persist_fork(int type)
         return -1;
     }
     unsigned long long dirty = dirty_now();
+    if (child_cow_final)
+        atomic_store(child_cow_final, 0);
     long long t0 = mono_us();
     pid_t pid = fork();
     if (pid == 0) {
         /* Child: one thread, a frozen copy of everything.  The locks it
-         * inherited are never touched again. */
+         * inherited are never touched again.  It runs at the lowest
+         * priority: where it shares a core with a worker, the clients
+         * come first and the save takes the idle time (a snapshot is
+         * background work; the parent's threads keep their priority). */
+        if (setpriority(PRIO_PROCESS, 0, 19) < 0)
+            log_msg(LL_VERBOSE, "Could not lower the priority of the snapshot child: %s", strerror(errno));
         return 0;
     }
     int saved = errno;
     long long t1 = mono_us();
     if (pid > 0) {
+        atomic_store(&db_child_active, 1);
         st.child = pid;
         st.child_type = type;
         st.child_start_ms = time_ms();
@@ -173,6 +185,13 @@ pid_t persist_fork(int type)
     freeze_end(took);
     errno = saved;
     return pid;
+}
+
+void persist_child_exit(int code)
+{
+    if (child_cow_final)
+        atomic_store(child_cow_final, child_cow_bytes(getpid()));
+    _exit(code);
 }
 
 static void remove_temp(pid_t pid)
@@ -189,6 +208,7 @@ void persist_kill_child(void)
     int type = st.child_type;
     st.child = 0;
     st.child_type = CHILD_NONE;
+    atomic_store(&db_child_active, 0);
     pthread_mutex_unlock(&snap_mu);
     if (!pid)
         return;
@@ -246,7 +266,7 @@ static int rdb_bgsave(const char *why)
         } else {
             log_msg(LL_WARNING, "Write error saving DB on disk: %s", err);
         }
-        _exit(rc == 0 ? 0 : 1);
+        persist_child_exit(rc == 0 ? 0 : 1);
     }
     log_msg(LL_NOTICE, "Background saving started by pid %d%s%s", (int)pid, why ? " " : "", why ? why : "");
     return 0;
@@ -261,12 +281,21 @@ static void child_done(pid_t pid, int status)
     }
     int type = st.child_type;
     int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (child_cow_final) {
+        size_t fin = atomic_exchange(child_cow_final, 0);
+        if (fin > st.cow_current)
+            st.cow_current = fin;
+    }
     int bysignal = WIFSIGNALED(status);
     long long secs = (time_ms() - st.child_start_ms) / 1000;
     unsigned long long dirty_before = st.dirty_before;
-    st.last_cow = st.cow_current;
+    if (type == CHILD_AOF)
+        st.last_cow_aof = st.cow_current;
+    else
+        st.last_cow = st.cow_current;
     st.child = 0;
     st.child_type = CHILD_NONE;
+    atomic_store(&db_child_active, 0);
     if (type == CHILD_RDB) {
         st.last_bgsave_secs = secs;
         st.last_bgsave_ok = ok;
@@ -383,6 +412,9 @@ static void *persist_main(void *arg)
 
 void persist_start(void)
 {
+    void *pg = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (pg != MAP_FAILED)
+        child_cow_final = pg;
     atomic_store(&persist_running, 1);
     pthread_create(&persist_thread, NULL, persist_main, NULL);
 }
@@ -401,8 +433,6 @@ int persist_save_locked(void)
     char err[256];
     rdb_opts(&o);
     unsigned long long dirty = dirty_now();
-    if (!rdb_save_file) /* TRANSITIONAL */
-        return -1;
     if (rdb_save_file(dbfile(), &o, err, sizeof(err)) < 0) {
         log_msg(LL_WARNING, "Failed saving the DB: %s", err);
         return -1;
@@ -479,6 +509,11 @@ void bgsave_command(struct client *c)
 
 const char *persist_write_error(void)
 {
+    if (aof_write_error) {
+        const char *e = aof_write_error();
+        if (e)
+            return e;
+    }
     if (!atomic_load_explicit(&write_err, memory_order_relaxed))
         return NULL;
     if (!__atomic_load_n(&cfg.stop_writes_on_bgsave_error, __ATOMIC_RELAXED) || !save_points_set())
@@ -505,7 +540,6 @@ void persist_debug_reload(struct client *c)
             return;
         }
     }
-    (void)merge;
     int took = freeze_begin();
     if (took < 0) {
         reply_error(&c->out, "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.");
@@ -516,13 +550,17 @@ void persist_debug_reload(struct client *c)
         reply_error(&c->out, "ERR Error trying to save the DB");
         return;
     }
-    if (!noflush)
+    if (!noflush) {
         for (int i = 0; i < cfg.databases; i++)
             db_flush(i);
+        fn_rdb_flush_libs();
+    }
     struct rdb_load_stats ls;
     char err[512];
     memset(&ls, 0, sizeof(ls));
-    int rc = rdb_load_file(dbfile(), &ls, err, sizeof(err));
+    /* NOFLUSH keeps what is in memory: a key or library of the file that
+     * exists already is an error, unless MERGE (the file's wins). */
+    int rc = rdb_load_file_flags(dbfile(), merge ? RDB_LOAD_ALLOW_DUP : 0, &ls, err, sizeof(err));
     freeze_end(took);
     if (rc < 0) {
         log_msg(LL_WARNING, "DEBUG RELOAD: %s", rc == -2 ? "no RDB file" : err);
@@ -584,10 +622,18 @@ void persist_info(char *out, size_t cap)
                               "aof_rewrites:0\r\n"
                               "aof_rewrites_consecutive_failures:0\r\n"
                               "aof_last_write_status:ok\r\n"
-                              "aof_last_cow_size:0\r\n");
+                              "aof_last_cow_size:0\r\n"
+                              "module_fork_in_progress:0\r\n"
+                              "module_fork_last_cow_size:0\r\n");
     }
-    if (n < cap)
-        snprintf(out + n, cap - n, "module_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n");
+}
+
+size_t persist_last_cow_size(int type)
+{
+    pthread_mutex_lock(&snap_mu);
+    size_t v = type == CHILD_AOF ? st.last_cow_aof : st.last_cow;
+    pthread_mutex_unlock(&snap_mu);
+    return v;
 }
 
 /* -------------------------------------------------- start / shutdown --- */
@@ -606,8 +652,6 @@ int persist_load_at_startup(void)
     }
     struct rdb_load_stats ls;
     memset(&ls, 0, sizeof(ls));
-    if (!rdb_load_file) /* TRANSITIONAL */
-        return 0;
     int rc = rdb_load_file(dbfile(), &ls, err, sizeof(err));
     if (rc == -2)
         return 0; /* no file: an empty dataset */

@@ -33,6 +33,9 @@ enum { CHILD_NONE = 0, CHILD_RDB = 1, CHILD_AOF = 2 };
  * another child runs or a script is busy).  In the child: read the
  * keyspace without locks, write files, log_msg, and _exit(). */
 pid_t persist_fork(int type);
+/* End of a child: records its copy-on-write bytes for the parent (a
+ * page shared across the fork) and _exit()s with code. */
+void persist_child_exit(int code) __attribute__((noreturn));
 /* The running child's type (CHILD_NONE when none). */
 int persist_child_type(void);
 /* Kill the running child (and remove its temp file); SHUTDOWN, BGSAVE
@@ -60,6 +63,8 @@ void persist_info(char *out, size_t cap);
 unsigned long long persist_total_forks(void);
 long long persist_latest_fork_usec(void);
 long long persist_lastsave(void);
+/* Copy-on-write bytes of the last child of that type (INFO). */
+size_t persist_last_cow_size(int type);
 
 /* Commands. */
 void save_command(struct client *c);
@@ -74,6 +79,7 @@ void aof_rewrite_done(int ok) __attribute__((weak));
 int aof_load_at_startup(char *err, size_t errlen) __attribute__((weak));
 size_t aof_info_fmt(char *out, size_t cap) __attribute__((weak));
 void aof_shutdown(void) __attribute__((weak));
+const char *aof_write_error(void) __attribute__((weak));
 /* Sum of every thread's change counter (persist/prop.c). */
 unsigned long long prop_dirty_total(void) __attribute__((weak));
 

@@ -29,6 +29,7 @@
 #include "../base/mem.h"
 #include "../base/util.h"
 #include "../cmd/multi.h"
+#include "../persist/prop.h"
 #include "crc64.h"
 #include "script.h"
 #include "script_int.h"
@@ -873,10 +874,43 @@ static void function_restore(struct client *c)
     if (x)
         ctx_free(x);
     stats_update();
-    if (err[0])
+    if (err[0]) {
         reply_errorf(&c->out, "ERR %s", err);
-    else
+    } else {
         reply_ok(&c->out);
+        prop_dirty_add(1);
+        prop_self(c); /* to the AOF now, under the script mutex */
+    }
+}
+
+/* ------------------------------------------------------- RDB access --- */
+int fn_rdb_foreach_lib(int (*cb)(void *arg, const char *code, size_t len), void *arg)
+{
+    if (!cur)
+        return 0;
+    for (struct lib *l = cur->head; l; l = l->next) {
+        int r = cb(arg, l->code, l->codelen);
+        if (r < 0)
+            return r;
+    }
+    return 0;
+}
+
+void fn_rdb_flush_libs(void)
+{
+    fn_init();
+    ctx_free(cur);
+    cur = ctx_new();
+    stats_update();
+}
+
+int fn_rdb_load_lib(const char *code, size_t len, int replace, char *err, size_t errlen)
+{
+    fn_init();
+    if (!lib_create(cur, code, len, replace, err, errlen))
+        return -1;
+    stats_update();
+    return 0;
 }
 
 /* ---------------------------------------------------------- FUNCTION --- */
@@ -1046,6 +1080,7 @@ void function_command(struct client *c)
         return;
     }
     fn_init();
+    int changed = 0; /* FUNCTION LOAD/DELETE/FLUSH: fed to the AOF below */
     if (!strcmp(sub, "load")) {
         int replace = 0, i = 2;
         for (; i < c->argc - 1; i++) {
@@ -1062,10 +1097,12 @@ void function_command(struct client *c)
         }
         char err[512];
         struct lib *l = lib_create(cur, c->argv[i], c->argvlen[i], replace, err, sizeof(err));
-        if (!l)
+        if (!l) {
             reply_errorf(&c->out, "ERR %s", err);
-        else
+        } else {
             reply_bulk_cstr(&c->out, l->name);
+            changed = 1;
+        }
     } else if (!strcmp(sub, "list")) {
         function_list(c);
     } else if (!strcmp(sub, "delete")) {
@@ -1076,11 +1113,13 @@ void function_command(struct client *c)
             ctx_unlink(cur, l);
             lib_free(l);
             reply_ok(&c->out);
+            changed = 1;
         }
     } else if (!strcmp(sub, "flush")) {
         ctx_free(cur);
         cur = ctx_new();
         reply_ok(&c->out);
+        changed = 1;
     } else if (!strcmp(sub, "dump")) {
         function_dump(c);
     } else if (!strcmp(sub, "restore")) {
@@ -1089,6 +1128,10 @@ void function_command(struct client *c)
         reply_unknown_subcommand(c);
     }
 out:
+    if (changed) {
+        prop_dirty_add(1);
+        prop_self(c); /* fed while the script mutex orders function changes */
+    }
     stats_update();
     script_mutex_unlock();
 }

@@ -51,6 +51,7 @@
 #include "../base/mem.h"
 #include "../base/util.h"
 #include "../cmd/multi.h"
+#include "../persist/prop.h"
 #include "libs.h"
 #include "script_int.h"
 #include "sha1.h"
@@ -106,6 +107,7 @@ struct run_ctx {
     int eval_mode;
     int ro;
     int dirty;                 /* a write command ran */
+    int no_aof;                /* redis.set_repl() without REPL_AOF: writes not fed to the AOF */
     int timedout;
     long long start_ms;
     long long last_events_ms;
@@ -683,7 +685,9 @@ static int redis_generic_call(lua_State *L, int raise)
     fc->out.len = 0;
     fc->out.muted = 0;
     fc->cmd = cmd;
+    prop_feed_off += r->no_aof;
     cmd_call(fc, cmd);
+    prop_feed_off -= r->no_aof;
     fc->flags &= CF_DENY_BLOCKING;
     /* The arguments are no longer needed: make room for the reply. */
     lua_settop(L, 0);
@@ -833,7 +837,9 @@ static int l_set_repl(lua_State *L)
     int flags = (int)lua_tonumber(L, -1);
     if (flags & ~3)
         return raise_error(L, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
-    /* No replication or AOF yet: nothing to switch. */
+    /* No replication yet: REPL_AOF decides whether the script's next
+     * writes are fed to the AOF (persist/prop.h). */
+    cur_run->no_aof = !(flags & 1);
     return 0;
 }
 

@@ -28,4 +28,15 @@ struct script_info {
 };
 void script_get_info(struct script_info *out);
 
+/* RDB snapshots (persist/rdb.c), function.c: call cb on the code of every
+ * library in load order, stopping at (and returning) a negative result;
+ * the caller holds the script mutex or is a fork child. */
+int fn_rdb_foreach_lib(int (*cb)(void *arg, const char *code, size_t len), void *arg);
+/* Create a library from its code while loading a snapshot (the caller has
+ * exclusive access): 0, or -1 with err filled (a name already loaded is
+ * an error, as in Redis, unless replace). */
+/* Drop every library (DEBUG RELOAD before loading; script mutex held). */
+void fn_rdb_flush_libs(void);
+int fn_rdb_load_lib(const char *code, size_t len, int replace, char *err, size_t errlen);
+
 #endif

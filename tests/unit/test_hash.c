@@ -390,11 +390,11 @@ TEST(test_hash_expire_fields_sweeper_entry)
     set(e, "b", "2");
     expire_at(e, "a", NOW + 10, 0);
     expire_at(e, "b", NOW + 20, 0);
-    CHECK_EQ(hash_expire_fields(e, 0, NOW + 5, &empty), 0);
+    CHECK_EQ(hash_expire_fields(0, e, 0, NOW + 5, &empty), 0);
     CHECK_EQ(empty, 0);
-    CHECK_EQ(hash_expire_fields(e, 0, NOW + 10, &empty), 1);
+    CHECK_EQ(hash_expire_fields(0, e, 0, NOW + 10, &empty), 1);
     CHECK_EQ(empty, 0);
-    CHECK_EQ(hash_expire_fields(e, 0, NOW + 30, &empty), 1);
+    CHECK_EQ(hash_expire_fields(0, e, 0, NOW + 30, &empty), 1);
     CHECK_EQ(empty, 1);
     entry_free(e);
 }

@@ -1,0 +1,259 @@
+/* rdb.h - Redis's RDB format: the byte-level primitives, value encoding
+ * (DUMP bodies), and whole snapshot files, read and written compatibly with
+ * Redis 6.2 .. 8 (RDB versions 9 .. 12; written: 10, 11 or 12).
+ *
+ * A file is "REDIS" + 4 decimal digits of version, aux fields (opcode 250),
+ * then per database SELECTDB (254) + RESIZEDB (251) and its keys, each
+ * optionally preceded by EXPIRETIME_MS (252), IDLE (248) or FREQ (249),
+ * then a type byte, the key as a string and the value; functions are
+ * FUNCTION2 (245) records; EOF (255) and a CRC-64/Jones of everything
+ * before it, little-endian (0 = not computed).
+ *
+ * Lengths: 00xxxxxx (6 bits), 01xxxxxx xxxxxxxx (14 bits, big-endian),
+ * 0x80 + 4 bytes BE, 0x81 + 8 bytes BE; 11xxxxxx is a special string
+ * encoding: 0/1/2 = 8/16/32-bit integer (little-endian), 3 = LZF
+ * (compressed length, original length, data).
+ *
+ * Sinks and sources: struct rdb_out writes to a buffered fd or to memory
+ * with a running CRC-64 and a sticky error; struct rdb_in reads from a
+ * buffered fd or from memory, tracks the offset and records the first
+ * problem as "<problem> at offset N" (every read after a failure fails). */
+#ifndef HK_RDB_H
+#define HK_RDB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../db/entry.h"
+
+/* Value types (the byte before a key). */
+#define RDB_TYPE_STRING 0
+#define RDB_TYPE_LIST 1
+#define RDB_TYPE_SET 2
+#define RDB_TYPE_ZSET 3
+#define RDB_TYPE_HASH 4
+#define RDB_TYPE_ZSET_2 5
+#define RDB_TYPE_MODULE_PRE_GA 6
+#define RDB_TYPE_MODULE_2 7
+#define RDB_TYPE_HASH_ZIPMAP 9
+#define RDB_TYPE_LIST_ZIPLIST 10
+#define RDB_TYPE_SET_INTSET 11
+#define RDB_TYPE_ZSET_ZIPLIST 12
+#define RDB_TYPE_HASH_ZIPLIST 13
+#define RDB_TYPE_LIST_QUICKLIST 14
+#define RDB_TYPE_STREAM_LISTPACKS 15
+#define RDB_TYPE_HASH_LISTPACK 16
+#define RDB_TYPE_ZSET_LISTPACK 17
+#define RDB_TYPE_LIST_QUICKLIST_2 18
+#define RDB_TYPE_STREAM_LISTPACKS_2 19
+#define RDB_TYPE_SET_LISTPACK 20
+#define RDB_TYPE_STREAM_LISTPACKS_3 21
+#define RDB_TYPE_HASH_METADATA_PRE_GA 22
+#define RDB_TYPE_HASH_LISTPACK_EX_PRE_GA 23
+#define RDB_TYPE_HASH_METADATA 24
+#define RDB_TYPE_HASH_LISTPACK_EX 25
+#define RDB_TYPE_MAX 25
+/* A value type byte (module types included, which we refuse). */
+#define rdb_is_object_type(t) (((t) >= 0 && (t) <= 7) || ((t) >= 9 && (t) <= RDB_TYPE_MAX))
+
+/* Opcodes. */
+#define RDB_OPCODE_SLOT_INFO 244
+#define RDB_OPCODE_FUNCTION2 245
+#define RDB_OPCODE_FUNCTION_PRE_GA 246
+#define RDB_OPCODE_MODULE_AUX 247
+#define RDB_OPCODE_IDLE 248
+#define RDB_OPCODE_FREQ 249
+#define RDB_OPCODE_AUX 250
+#define RDB_OPCODE_RESIZEDB 251
+#define RDB_OPCODE_EXPIRETIME_MS 252
+#define RDB_OPCODE_EXPIRETIME 253
+#define RDB_OPCODE_SELECTDB 254
+#define RDB_OPCODE_EOF 255
+
+/* Length prefixes and string encodings. */
+#define RDB_6BITLEN 0
+#define RDB_14BITLEN 1
+#define RDB_32BITLEN 0x80
+#define RDB_64BITLEN 0x81
+#define RDB_ENCVAL 3
+#define RDB_ENC_INT8 0
+#define RDB_ENC_INT16 1
+#define RDB_ENC_INT32 2
+#define RDB_ENC_LZF 3
+
+/* Quicklist node containers (RDB_TYPE_LIST_QUICKLIST_2). */
+#define RDB_QL_PLAIN 1
+#define RDB_QL_PACKED 2
+
+/* Versions: the newest we read, and the ones we write. */
+#define RDB_VERSION_MAX 12
+#define RDB_VERSION_MIN_READ 1
+#define RDB_VERSION_DEFAULT 11
+
+/* ------------------------------------------------------------- sink --- */
+struct rdb_out {
+    int fd;                     /* -1: memory sink */
+    unsigned char *buf;         /* memory: everything written; fd: pending bytes */
+    size_t len, cap;
+    size_t crc_pos;             /* buf[crc_pos..len) not yet in crc */
+    uint64_t crc;               /* CRC-64 of the bytes before crc_pos (when checksum) */
+    unsigned long long written; /* bytes written so far (both kinds) */
+    int compress;               /* rdb_w_str LZF-compresses strings > 20 bytes when it pays */
+    int checksum;               /* keep the running CRC (default 1) */
+    int err;                    /* sticky: errno of the first failed write (ENOSPC, EIO ...) */
+    /* fd sinks: fdatasync every this many bytes (0 = never; rdb-save-incremental-fsync) */
+    unsigned long long fsync_every, synced;
+    /* Files put the key between a value's type byte and its payload: when
+     * set, the next rdb_w_type writes this key (as a string) right after
+     * the type byte and clears it.  rdb_save sets it before each value, so
+     * value writers (rdb_save_value, rdb_save_stream) stay key-agnostic. */
+    const char *pending_key;
+    size_t pending_klen;
+};
+
+void rdb_out_init_fd(struct rdb_out *o, int fd);
+void rdb_out_init_mem(struct rdb_out *o);   /* o->buf/o->len readable after */
+int rdb_out_flush(struct rdb_out *o);       /* 0 / -1 (memory sinks: always 0) */
+void rdb_out_free(struct rdb_out *o);
+/* The CRC-64 of everything written so far (0 when checksum is off). */
+uint64_t rdb_out_crc(struct rdb_out *o);
+
+/* All return 0, or -1 once o->err is set (then every later call too). */
+int rdb_w_raw(struct rdb_out *o, const void *p, size_t n);
+int rdb_w_type(struct rdb_out *o, unsigned char t);
+int rdb_w_len(struct rdb_out *o, uint64_t len);
+/* A string: integer-encoded when it is the canonical form of a value that
+ * fits 32 bits, LZF-compressed when o->compress and it pays, else raw. */
+int rdb_w_str(struct rdb_out *o, const void *s, size_t n);
+/* A string written raw or LZF, never integer-encoded (listpacks, intsets). */
+int rdb_w_blob(struct rdb_out *o, const void *s, size_t n);
+int rdb_w_ll_str(struct rdb_out *o, long long v); /* an integer as a string object */
+int rdb_w_double_bin(struct rdb_out *o, double d);
+int rdb_w_millis(struct rdb_out *o, long long ms); /* 8 bytes LE */
+
+/* ----------------------------------------------------------- source --- */
+struct rdb_in {
+    int fd;                         /* -1: memory source */
+    const unsigned char *mem;       /* memory: the data; fd: the buffer */
+    unsigned char *buf;             /* fd: owned buffer */
+    size_t pos, len, cap;           /* read position / valid bytes in mem */
+    size_t crc_pos;                 /* mem[crc_pos..pos) not yet in crc */
+    unsigned long long base;        /* offset of mem[0] in the stream */
+    long long fd_start;             /* fd: its position when initialized */
+    long long fsize;                /* fd: the file's size when regular (else -1) */
+    uint64_t crc;
+    int checksum;                   /* keep the running CRC (default 1) */
+    int version;                    /* RDB version of the data (old encodings) */
+    int deep;                       /* deep sanitization (duplicate checks...) */
+    int empty_key;                  /* rdb_load_value: the value was empty (not an error in files) */
+    int failed;
+    char err[256];                  /* "<problem> at offset N" */
+    unsigned long long limit;       /* stop reading past this offset (0: none) */
+    long long now_ms;               /* "now" for dropping expired hash fields (0: time_ms()) */
+    int allow_dup;                  /* rdb_load_in: existing keys / libraries are replaced */
+};
+
+void rdb_in_init_fd(struct rdb_in *in, int fd);
+void rdb_in_init_mem(struct rdb_in *in, const void *p, size_t n);
+/* Release the buffer; an fd source seeks its fd back to just after the last
+ * byte consumed (so an AOF reader continues after an RDB preamble). */
+void rdb_in_free(struct rdb_in *in);
+/* Offset of the next unread byte. */
+static inline unsigned long long rdb_in_offset(const struct rdb_in *in)
+{
+    return in->base + in->pos;
+}
+/* CRC-64 of every byte consumed so far (when checksum is on). */
+uint64_t rdb_in_crc(struct rdb_in *in);
+
+int rdb_r_raw(struct rdb_in *in, void *p, size_t n); /* 0 / -1 (short read sets error) */
+int rdb_r_type(struct rdb_in *in, int *t);
+int rdb_r_len(struct rdb_in *in, uint64_t *len, int *is_encoded);
+/* A string (any encoding) into a new hk_malloc'd buffer, NUL-terminated
+ * (not counted in *len); the caller hk_frees it.  NULL on error. */
+unsigned char *rdb_r_str(struct rdb_in *in, size_t *len);
+/* The rest of a string whose length prefix was read already (rdb_r_len
+ * with is_encoded): same result as rdb_r_str. */
+unsigned char *rdb_r_str_rest(struct rdb_in *in, uint64_t len, int enc, size_t *lenp);
+/* An LZF string after its encoding byte: the lengths (checked: the source
+ * can hold clen more bytes, ulen is within LZF's expansion), then the body
+ * decompressed into dst (exactly ulen bytes).  0 / -1. */
+int rdb_r_lzf_head(struct rdb_in *in, uint64_t *clen, uint64_t *ulen);
+int rdb_r_lzf_body(struct rdb_in *in, uint64_t clen, void *dst, uint64_t ulen);
+/* Could the source still hold n more bytes?  (Memory sources and regular
+ * files know their size: the guard against allocating what a corrupt
+ * length claims.) */
+int rdb_in_room(struct rdb_in *in, uint64_t n);
+int rdb_r_double_bin(struct rdb_in *in, double *d);
+/* The old ZSET (type 3) text double: 1 length byte (253 nan, 254 inf, 255 -inf). */
+int rdb_r_double_str(struct rdb_in *in, double *d);
+int rdb_r_millis(struct rdb_in *in, long long *ms);
+/* Records "<problem> at offset N" (the first problem only) and fails the source. */
+void rdb_in_fail(struct rdb_in *in, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Read and discard a string: 0 / -1. */
+int rdb_r_skip_str(struct rdb_in *in);
+
+/* ----------------------------------------------------------- values --- */
+/* Type byte + payload of one entry (also the DUMP body).  version decides
+ * which encodings may be used (see rdb_types.c). */
+int rdb_save_value(struct rdb_out *o, struct entry *e, int version);
+/* The payload of a value of rdb type t: a new entry for key (expire as
+ * given, -1 none), or NULL with in's error set, or NULL with in->empty_key
+ * (a value without elements, or a hash whose every field had expired). */
+struct entry *rdb_load_value(struct rdb_in *in, int t, const char *key, size_t klen, long long expire);
+/* Skip a value of rdb type t without building it (hotkv-check-rdb counts
+ * elements through it): 0 / -1.  *elems gets the element count. */
+int rdb_skip_value(struct rdb_in *in, int t, unsigned long long *elems);
+/* Name of an rdb type ("string", "quicklist2" ...), "unknown" otherwise. */
+const char *rdb_type_name(int t);
+
+/* Streams (helper S, rdb_stream.c). */
+int rdb_save_stream(struct rdb_out *o, struct entry *e, int version);  /* writes type byte + payload */
+void *rdb_load_stream(struct rdb_in *in, int t, uint8_t *enc);         /* the structure for entry_new_obj */
+
+/* ------------------------------------------------------------ files --- */
+struct rdb_save_opts {
+    int version, compress, checksum;
+    int aof_preamble;              /* aux aof-base 1 */
+    long long key_save_delay_us;   /* rdb-key-save-delay (tests) */
+};
+/* Fill opts from the configuration (rdb-version, rdbcompression, rdbchecksum, delay). */
+void rdb_save_opts_from_cfg(struct rdb_save_opts *opt);
+/* The whole snapshot: header .. EOF + checksum.  The keyspace must be
+ * frozen (a fork child, or the caller holds db_lock_all). */
+int rdb_save(struct rdb_out *o, const struct rdb_save_opts *opt);
+/* rdb_save into path via "temp-<pid>.rdb" in the same directory, fsync,
+ * rename, fsync of the directory.  0, or -1 with err filled. */
+int rdb_save_file(const char *path, const struct rdb_save_opts *opt, char *err, size_t errlen);
+
+struct rdb_load_stats {
+    int version;
+    unsigned long long keys, expired;
+    long long ctime;
+    char redis_ver[32];
+    int aof_base;
+    long long used_mem;
+};
+/* Load a file into the keyspace (the caller guarantees exclusive access:
+ * before workers start, or all locks held).  0; -1 with err naming the
+ * offset and problem; -2 when the file does not exist.  A key or function
+ * library that exists already is an error ("Duplicate key ..."), except
+ * with RDB_LOAD_ALLOW_DUP (DEBUG RELOAD NOFLUSH), where the file's wins. */
+int rdb_load_file(const char *path, struct rdb_load_stats *st, char *err, size_t errlen);
+#define RDB_LOAD_ALLOW_DUP 1
+int rdb_load_file_flags(const char *path, int flags, struct rdb_load_stats *st, char *err, size_t errlen);
+/* Load from an open source (AOF preamble): 0 / -1 (in->err). */
+int rdb_load_in(struct rdb_in *in, struct rdb_load_stats *st);
+
+/* hotkv-check-rdb <file> (rdb_check.c; main.c dispatches on argv[0]). */
+int rdb_check_main(int argc, char **argv);
+
+/* The idle/frequency opcodes we write for a key in this maxmemory-policy:
+ * 1 = IDLE (an LRU policy), 2 = FREQ (LFU), 0 none. */
+int rdb_lru_mode(void);
+/* Set a loaded entry's LRU/LFU field from an IDLE (seconds, -1 none) or
+ * FREQ (0..255, -1 none) as Redis does: the frequency under an LFU policy,
+ * else the idle time. */
+void rdb_apply_lru(struct entry *e, long long idle, int freq);
+
+#endif
