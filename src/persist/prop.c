@@ -285,7 +285,7 @@ void prop_op_end(void)
 {
     if (b.argc <= 0)
         return;
-    const char *stack_argv[32];
+    const char *stack_argv[32] = {0}; /* (initialized: gcc -fsanitize sees a maybe-uninitialized read) */
     const char **argv = b.argc <= 32 ? stack_argv : hk_malloc(sizeof(char *) * (size_t)b.argc);
     for (int i = 0; i < b.argc; i++)
         argv[i] = b.buf + b.offs[i];

@@ -412,9 +412,6 @@ static void *persist_main(void *arg)
 
 void persist_start(void)
 {
-    void *pg = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (pg != MAP_FAILED)
-        child_cow_final = pg;
     atomic_store(&persist_running, 1);
     pthread_create(&persist_thread, NULL, persist_main, NULL);
 }
@@ -639,6 +636,10 @@ size_t persist_last_cow_size(int type)
 /* -------------------------------------------------- start / shutdown --- */
 int persist_load_at_startup(void)
 {
+    /* Before any worker exists (they read it when they fork). */
+    void *pg = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (pg != MAP_FAILED)
+        child_cow_final = pg;
     char err[512];
     long long t0 = time_ms();
     atomic_store(&lastsave_s, t0 / 1000);
