@@ -16,7 +16,7 @@ import pytest
 import redis
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BIN = os.environ.get("HOTKV_BIN", os.path.join(ROOT, "build", "hotkv-server"))
+BIN = os.path.abspath(os.environ.get("HOTKV_BIN", os.path.join(ROOT, "build", "hotkv-server")))
 MODE = os.environ.get("HOTKV_SERVER", "hotkv")
 
 
