@@ -9,6 +9,8 @@ size_t __sanitizer_get_current_allocated_bytes(void); /* ASan/TSan runtime */
 #else
 #include <jemalloc/jemalloc.h>
 #endif
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,20 +71,152 @@ size_t hk_usable(void *p)
     return malloc_usable_size(p);
 }
 
+/* ------------------------------------------------------ accounting --- */
+#define MEM_MAX_THREADS 512
+
+#ifndef HK_NO_JEMALLOC
+struct mem_thread {
+    const volatile uint64_t *alloc, *dealloc; /* jemalloc's, written by the owner */
+};
+/* Registry: slots [0, mt_hi) may be in use; written under mt_mu. */
+static struct mem_thread mts[MEM_MAX_THREADS];
+static int mt_hi;
+static pthread_mutex_t mt_mu = PTHREAD_MUTEX_INITIALIZER;
+static long long retired_net; /* net bytes of threads that exited (mt_mu) */
+static _Thread_local int my_slot = -1;
+static _Thread_local const volatile uint64_t *my_alloc, *my_dealloc;
+static _Thread_local long long my_published;
+#endif
+#ifndef HK_NO_JEMALLOC
+static _Atomic long long pub_total; /* sum of every thread's published net */
+#endif
+static _Atomic size_t peak;
+
+void mem_thread_register(void)
+{
+#ifndef HK_NO_JEMALLOC
+    uint64_t *a = NULL, *d = NULL;
+    size_t sz = sizeof(a);
+    if (my_slot >= 0)
+        return;
+    if (mallctl("thread.allocatedp", &a, &sz, NULL, 0) != 0 || mallctl("thread.deallocatedp", &d, &sz, NULL, 0) != 0)
+        return;
+    pthread_mutex_lock(&mt_mu);
+    for (int i = 0; i < MEM_MAX_THREADS; i++) {
+        if (!mts[i].alloc) {
+            mts[i].alloc = a;
+            mts[i].dealloc = d;
+            my_slot = i;
+            if (i >= mt_hi)
+                mt_hi = i + 1;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&mt_mu);
+    if (my_slot < 0) {
+        log_msg(LL_WARNING, "Memory accounting: more than %d threads, this one is not counted", MEM_MAX_THREADS);
+        return;
+    }
+    my_alloc = a;
+    my_dealloc = d;
+    my_published = (long long)(*a - *d);
+    atomic_fetch_add_explicit(&pub_total, my_published, memory_order_relaxed);
+#endif
+}
+
+void mem_thread_unregister(void)
+{
+#ifndef HK_NO_JEMALLOC
+    if (my_slot < 0)
+        return;
+    pthread_mutex_lock(&mt_mu);
+    long long net = (long long)(*my_alloc - *my_dealloc);
+    retired_net += net;
+    atomic_fetch_add_explicit(&pub_total, net - my_published, memory_order_relaxed);
+    mts[my_slot].alloc = mts[my_slot].dealloc = NULL;
+    while (mt_hi > 0 && !mts[mt_hi - 1].alloc)
+        mt_hi--;
+    pthread_mutex_unlock(&mt_mu);
+    my_slot = -1;
+    my_alloc = my_dealloc = NULL;
+#endif
+}
+
+long long mem_thread_net(void)
+{
+#ifndef HK_NO_JEMALLOC
+    if (my_alloc)
+        return (long long)(*my_alloc - *my_dealloc);
+#endif
+    return 0;
+}
+
+void mem_publish(void)
+{
+#ifndef HK_NO_JEMALLOC
+    if (!my_alloc)
+        return;
+    long long net = (long long)(*my_alloc - *my_dealloc), d = net - my_published;
+    if (d >= MEM_PUBLISH_STEP || d <= -MEM_PUBLISH_STEP) {
+        atomic_fetch_add_explicit(&pub_total, d, memory_order_relaxed);
+        my_published = net;
+    }
+#endif
+}
+
+static void peak_note(size_t v)
+{
+    size_t p = atomic_load_explicit(&peak, memory_order_relaxed);
+    while (v > p && !atomic_compare_exchange_weak(&peak, &p, v))
+        ;
+}
+
 size_t mem_used(void)
+{
+    size_t v;
+#ifdef HK_NO_JEMALLOC
+    v = __sanitizer_get_current_allocated_bytes();
+#else
+    long long sum;
+    pthread_mutex_lock(&mt_mu);
+    sum = retired_net;
+    for (int i = 0; i < mt_hi; i++)
+        if (mts[i].alloc)
+            sum += (long long)(*mts[i].alloc - *mts[i].dealloc);
+    pthread_mutex_unlock(&mt_mu);
+    v = sum > 0 ? (size_t)sum : 0;
+#endif
+    peak_note(v);
+    return v;
+}
+
+size_t mem_used_fast(void)
 {
 #ifdef HK_NO_JEMALLOC
     return __sanitizer_get_current_allocated_bytes();
 #else
-    uint64_t epoch = 1;
-    size_t sz = sizeof(epoch), allocated = 0;
-    /* Refresh jemalloc's cached statistics, then read them. */
-    mallctl("epoch", &epoch, &sz, &epoch, sz);
-    sz = sizeof(allocated);
-    if (mallctl("stats.allocated", &allocated, &sz, NULL, 0) != 0)
-        return 0;
-    return allocated;
+    if (!my_alloc)
+        return mem_used();
+    long long net = (long long)(*my_alloc - *my_dealloc), d = net - my_published;
+    if (d >= MEM_PUBLISH_STEP || d <= -MEM_PUBLISH_STEP) {
+        atomic_fetch_add_explicit(&pub_total, d, memory_order_relaxed);
+        my_published = net;
+        d = 0;
+    }
+    long long v = atomic_load_explicit(&pub_total, memory_order_relaxed) + d;
+    return v > 0 ? (size_t)v : 0;
 #endif
+}
+
+size_t mem_peak(void)
+{
+    return atomic_load_explicit(&peak, memory_order_relaxed);
+}
+
+void mem_peak_reset(void)
+{
+    atomic_store_explicit(&peak, 0, memory_order_relaxed);
+    peak_note(mem_used());
 }
 
 size_t mem_rss(void)

@@ -17,7 +17,37 @@ char *hk_strdup(const char *s);
 void *hk_memdup(const void *p, size_t n);
 size_t hk_usable(void *p);
 
-size_t mem_used(void);     /* bytes allocated by the application */
+/* Accounting.  jemalloc keeps, per thread, the bytes that thread has
+ * allocated and freed (thread.allocatedp / thread.deallocatedp, usable
+ * sizes).  Every thread HotKV starts registers them here at its start and
+ * folds its final figures into a retired total before it exits, so the sum
+ * over threads is what the allocator holds for the process at any moment,
+ * wherever a block was allocated or freed.
+ *
+ * mem_used() sums every registered thread (exact; takes the registry
+ * mutex: INFO, eviction decisions after freeing).  mem_used_fast() is the
+ * per-command estimate: a global total to which each thread adds its own
+ * change once it reaches MEM_PUBLISH_STEP, plus the caller's unpublished
+ * change.  It is off by less than MEM_PUBLISH_STEP per other thread (the
+ * slack documented in docs/architecture.md) and costs two loads of the
+ * caller's own counters and one of the shared total.
+ *
+ * Sanitizer builds (no jemalloc) use the sanitizer allocator's global
+ * count for both. */
+#define MEM_PUBLISH_STEP (64 * 1024)
+void mem_thread_register(void);
+void mem_thread_unregister(void);
+/* Push this thread's change to the shared total if it reached the step
+ * (background threads call it after freeing or allocating in bulk). */
+void mem_publish(void);
+size_t mem_used(void);     /* bytes allocated by the process (exact) */
+size_t mem_used_fast(void);
+/* Net bytes this thread has allocated minus freed since it started
+ * (eviction measures what one delete gave back with it); 0 if unknown. */
+long long mem_thread_net(void);
+/* The highest mem_used() seen (updated by mem_used()). */
+size_t mem_peak(void);
+void mem_peak_reset(void);
 size_t mem_rss(void);      /* resident set size of the process */
 const char *mem_allocator(void);
 
