@@ -18,6 +18,8 @@
 #include "base/mem.h"
 #include "base/util.h"
 #include "cmd/commands.h"
+#include "cmd/evict.h"
+#include "cmd/memstats.h"
 #include "cmd/notify.h"
 #include "config/config.h"
 #include "server.h"
@@ -69,6 +71,8 @@ int server_main(int argc, char **argv)
 {
     char err[2048];
     sigset_t set;
+
+    mem_thread_register(); /* the main thread's allocations (base/mem.h) */
     int sig;
     const char *pidfile;
 
@@ -116,7 +120,9 @@ int server_main(int argc, char **argv)
     log_msg(LL_NOTICE, "HotKV version=%s, redis_compat=%s, bits=64, pid=%d, just started", HOTKV_VERSION, REDIS_COMPAT_VERSION, (int)getpid());
     db_init(cfg.databases);
     notify_init();
+    evict_init();
     lazyfree_start();
+    memstats_mark_startup(); /* used_memory_startup: before any data (cmd/memstats.h) */
     /* The dataset comes back before the first client: AOF when appendonly
      * is on (it has every acknowledged write), else the RDB file.  A
      * broken file stops the start-up here, nothing half-loaded. */
@@ -126,6 +132,10 @@ int server_main(int argc, char **argv)
             unlink(pidfile);
         return 1;
     }
+    /* What this thread allocated so far (tables, the loaded dataset) must
+     * reach the shared total that maxmemory checks read (base/mem.h): the
+     * main thread calls nothing that would publish it later. */
+    mem_publish();
     if (workers_start(cfg.threads) < 0) {
         log_msg(LL_WARNING, "Failed listening on port %d (tcp), aborting.", cfg.port);
         if (pidfile)

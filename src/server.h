@@ -54,6 +54,8 @@ struct config {
     long long maxmemory;
     char *maxmemory_policy;
     int maxmemory_samples;
+    int maxmemory_eviction_tenacity;
+    int active_expire_effort;
     int lfu_log_factor;
     int lfu_decay_time;
     long long slowlog_log_slower_than;
@@ -157,6 +159,7 @@ struct client {
     struct tracking_client *trk;        /* cmd/tracking.c: tracking mode, redirect, prefixes (NULL: never used) */
     struct client *push_next;           /* worker's push list */
     struct reply *pushbuf;              /* pushes that arrived mid-command (client_push_target) */
+    size_t cev_mem;                     /* net/client_evict.c: bytes this client was last counted at */
 };
 
 /* Argument helpers for handlers. */
@@ -277,6 +280,7 @@ struct worker_stats {
     unsigned long long commands, conns_received, rejected_conns;
     unsigned long long net_in, net_out;
     unsigned long long errors, unexpected_errors;
+    unsigned long long evicted_clients; /* maxmemory-clients (net/client_evict.c) */
     struct db_stats db;
     unsigned long long *cmd_calls, *cmd_usec, *cmd_rejected, *cmd_failed;
 };

@@ -16,6 +16,7 @@
 #include "../base/util.h"
 #include "../db/blocking.h"
 #include "commands.h"
+#include "evict.h"
 #include "multi.h"
 #include "tracking.h"
 #include "../script/script.h"
@@ -107,9 +108,15 @@ static struct cmd object_subs[] = {
     END,
 };
 
+/* MEMORY STATS and DOCTOR walk every slot (SELF) and read the script
+ * caches (script mutex before slots inside EXEC): cmd/memstats.h. */
 static struct cmd memory_subs[] = {
-    C("memory|usage", memory_command, -3, R, 2, 2, 1, A_R | A_S, "server", "4.0.0"),
+    C("memory|doctor", memory_command, 2, SELF | CMD_NEEDS_SCRIPT_MUTEX, 0, 0, 0, A_S, "server", "4.0.0"),
     C("memory|help", memory_command, 2, LD | ST, 0, 0, 0, A_S, "server", "4.0.0"),
+    C("memory|malloc-stats", memory_command, 2, 0, 0, 0, 0, A_S, "server", "4.0.0"),
+    C("memory|purge", memory_command, 2, 0, 0, 0, 0, A_S, "server", "4.0.0"),
+    C("memory|stats", memory_command, 2, SELF | CMD_NEEDS_SCRIPT_MUTEX, 0, 0, 0, A_S, "server", "4.0.0"),
+    C("memory|usage", memory_command, -3, R, 2, 2, 1, A_R | A_S, "server", "4.0.0"),
     END,
 };
 
@@ -240,7 +247,7 @@ struct cmd cmd_table[] = {
     C("spublish", spublish_command, 3, PS | LD | ST | F | CMD_MAY_REPLICATE | SELF, 1, 1, 1, A_PS | A_F, "pubsub", "7.0.0"),
     CS("pubsub", NULL, -2, 0, 0, 0, 0, A_S, "pubsub", "2.8.0", pubsub_subs),
     /* server */
-    C("info", info_command, -1, LD | ST, 0, 0, 0, A_S | A_DNG, "server", "1.0.0"),
+    C("info", info_command, -1, LD | ST | CMD_NEEDS_SCRIPT_MUTEX, 0, 0, 0, A_S | A_DNG, "server", "1.0.0"),
     CS("config", NULL, -2, 0, 0, 0, 0, A_S, "server", "2.0.0", config_subs),
     CS("command", command_command, -1, LD | ST, 0, 0, 0, A_S | A_CONN, "server", "2.8.13", command_subs),
     CS("function", NULL, -2, 0, 0, 0, 0, A_S, "scripting", "7.0.0", function_subs),
@@ -506,6 +513,38 @@ run:
             goto rejected;
         }
     }
+    /* maxmemory (cmd/evict.h): make room first, then refuse what would
+     * grow memory if none could be made, as Redis's processCommand: DENYOOM
+     * commands, EXEC of a transaction holding one, and anything queued
+     * inside MULTI except EXEC/DISCARD/QUIT/RESET. */
+    evict_pre_cmd_oom = 0;
+    /* Not while a busy script yields (Redis: isInsideYieldingLongCommand). */
+    if (__atomic_load_n(&cfg.maxmemory, __ATOMIC_RELAXED) > 0 && !db_loading &&
+        !atomic_load_explicit(&script_busy, memory_order_relaxed)) {
+        int oom = evict_perform() == EVICT_FAIL;
+        /* Invalidations of evicted keys go before this command's reply. */
+        if (tracking_pending) {
+            c->flags &= ~CF_EXECUTING;
+            tracking_flush();
+            c->flags |= CF_EXECUTING;
+            rej_mark = c->out.len;
+        }
+        if (oom) {
+            int in_multi = c->ms && multi_in_progress(c);
+            /* A script's declared flags count (script_cmd_flags). */
+            int reject = (script_cmd_flags(c, cmd) & CMD_DENYOOM) != 0;
+            if (in_multi && cmd->fn != exec_command && cmd->fn != discard_command && cmd->fn != quit_command &&
+                cmd->fn != reset_command)
+                reject = 1;
+            if (in_multi && cmd->fn == exec_command && multi_queued_denyoom(c))
+                reject = 1;
+            if (reject) {
+                reply_error(&c->out, OOM_ERR);
+                goto rejected;
+            }
+            evict_pre_cmd_oom = 1;
+        }
+    }
     if (c->ms && multi_in_progress(c) && cmd->fn != exec_command && cmd->fn != discard_command &&
         cmd->fn != multi_command && cmd->fn != watch_command && cmd->fn != quit_command && cmd->fn != reset_command) {
         multi_queue_command(c, cmd);
@@ -587,6 +626,10 @@ run:
             STAT_ADD(ws->cmd_failed[cmd->id], 1);
         }
         c->last_cmd = cmd;
+        /* What the command allocated or freed reaches the shared total now
+         * (base/mem.h), not at this thread's next command: other threads'
+         * maxmemory checks read it, and this thread may go idle. */
+        mem_publish();
     }
     goto done;
 rejected:

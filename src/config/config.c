@@ -14,9 +14,11 @@
 #include "../base/mem.h"
 #include "../base/util.h"
 #include "../cmd/commands.h"
+#include "../cmd/evict.h"
 #include "../cmd/tracking.h"
 #include "../cmd/notify.h"
 #include "../db/object.h"
+#include "../net/client_evict.h"
 #include "../ds/stream.h"
 #include "../script/script.h"
 #include "../server.h"
@@ -89,6 +91,8 @@ static int set_port(const struct param *p, int argc, char **argv, char *err, siz
 
 static void get_obuf(const struct param *p, char *buf, size_t cap);
 static int set_maxmemory_policy(const struct param *p, int argc, char **argv, char *err, size_t errlen);
+static int set_maxmemory_clients(const struct param *p, int argc, char **argv, char *err, size_t errlen);
+static void get_maxmemory_clients(const struct param *p, char *buf, size_t cap);
 static void get_str(const struct param *p, char *buf, size_t cap);
 static int set_port(const struct param *p, int argc, char **argv, char *err, size_t errlen);
 static int set_bind(const struct param *p, int argc, char **argv, char *err, size_t errlen);
@@ -104,6 +108,8 @@ static void get_dir(const struct param *p, char *buf, size_t cap);
  * appendonly); 0 or -1 with a message.  NULL before workers start, when
  * only the value is stored. */
 int (*config_appendonly_hook)(int on, char *err, size_t errlen);
+/* Set by cmd/evict.c: maxmemory changed (a smaller limit evicts now). */
+void (*config_maxmemory_hook)(void);
 
 static struct param params[] = {
     {"port", NULL, T_SPECIAL, &cfg.port, 0, 65535, 0, NULL, set_port, NULL},
@@ -127,6 +133,11 @@ static struct param params[] = {
     {"pidfile", NULL, T_STR, &cfg.pidfile, 0, 0, IMMUTABLE, NULL, NULL, NULL},
     {"dir", NULL, T_SPECIAL, &cfg.dir, 0, 0, 0, NULL, set_dir, get_dir},
     {"dbfilename", NULL, T_STR, &cfg.dbfilename, 0, 0, 0, NULL, NULL, NULL},
+    {"maxmemory", NULL, T_MEM, &cfg.maxmemory, 0, LLONG_MAX, 0, NULL, NULL, NULL},
+    {"maxmemory-clients", NULL, T_SPECIAL, &cev_maxmemory_clients, 0, 0, 0, NULL, set_maxmemory_clients, get_maxmemory_clients},
+    {"maxmemory-samples", NULL, T_INT, &cfg.maxmemory_samples, 1, INT_MAX, 0, NULL, NULL, NULL},
+    {"maxmemory-eviction-tenacity", NULL, T_INT, &cfg.maxmemory_eviction_tenacity, 0, 100, 0, NULL, NULL, NULL},
+    {"active-expire-effort", NULL, T_INT, &cfg.active_expire_effort, 1, 10, 0, NULL, NULL, NULL},
     {"maxmemory-policy", NULL, T_SPECIAL, &cfg.maxmemory_policy, 0, 0, 0, NULL, set_maxmemory_policy, get_str},
     {"lfu-log-factor", NULL, T_INT, (void *)&db_lfu_log_factor, 0, INT_MAX, 0, NULL, NULL, NULL},
     {"lfu-decay-time", NULL, T_INT, (void *)&db_lfu_decay_time, 0, INT_MAX, 0, NULL, NULL, NULL},
@@ -163,6 +174,10 @@ static struct param params[] = {
     {"aof-rewrite-incremental-fsync", NULL, T_BOOL, &cfg.aof_rewrite_incremental_fsync, 0, 1, 0, NULL, NULL, NULL},
     {"no-appendfsync-on-rewrite", NULL, T_BOOL, &cfg.no_appendfsync_on_rewrite, 0, 1, 0, NULL, NULL, NULL},
     {"lazyfree-lazy-user-flush", NULL, T_BOOL, &cfg.lazyfree_lazy_user_flush, 0, 1, 0, NULL, NULL, NULL},
+    {"lazyfree-lazy-user-del", NULL, T_BOOL, &cfg.lazyfree_lazy_user_del, 0, 1, 0, NULL, NULL, NULL},
+    {"lazyfree-lazy-server-del", NULL, T_BOOL, &cfg.lazyfree_lazy_server_del, 0, 1, 0, NULL, NULL, NULL},
+    {"lazyfree-lazy-expire", NULL, T_BOOL, &cfg.lazyfree_lazy_expire, 0, 1, 0, NULL, NULL, NULL},
+    {"lazyfree-lazy-eviction", NULL, T_BOOL, &cfg.lazyfree_lazy_eviction, 0, 1, 0, NULL, NULL, NULL},
     {"tracking-table-max-keys", NULL, T_LL, &tracking_table_max_keys, 0, LONG_MAX, 0, NULL, NULL, NULL},
     {"busy-reply-threshold", "lua-time-limit", T_LL, &script_busy_reply_threshold, 0, LLONG_MAX, 0, NULL, NULL, NULL},
     {"notify-keyspace-events", NULL, T_SPECIAL, NULL, 0, 0, 0, NULL, set_notify, get_notify},
@@ -197,6 +212,9 @@ void config_defaults(void)
     cfg.dbfilename = hk_strdup("dump.rdb");
     cfg.active_expire = 1;
     cfg.maxmemory_policy = hk_strdup("noeviction");
+    cfg.maxmemory_samples = 5;
+    cfg.maxmemory_eviction_tenacity = 10;
+    cfg.active_expire_effort = 1;
     cfg.save = hk_strdup("3600 1 300 100 60 10000");
     cfg.rdbcompression = 1;
     cfg.rdbchecksum = 1;
@@ -384,11 +402,35 @@ static int set_maxmemory_policy(const struct param *p, int argc, char **argv, ch
             retire(*(char **)p->ptr);
             *(char **)p->ptr = hk_strdup(policies[i]);
             db_lfu_mode = strstr(policies[i], "lfu") != NULL;
+            mm_policy = i; /* same order as cmd/evict.h MM_* */
             return 0;
         }
     }
     snprintf(err, errlen, "argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction");
     return -1;
+}
+
+/* maxmemory-clients: bytes with units, or "N%" of maxmemory (kept as -N),
+ * 0 off (net/client_evict.h); a new value is enforced before the reply. */
+static int set_maxmemory_clients(const struct param *p, int argc, char **argv, char *err, size_t errlen)
+{
+    long long v;
+    (void)p;
+    if (argc != 1) {
+        snprintf(err, errlen, "wrong number of arguments");
+        return -1;
+    }
+    if (cev_config_parse(argv[0], &v, err, errlen) < 0)
+        return -1;
+    __atomic_store_n(&cev_maxmemory_clients, v, __ATOMIC_RELAXED);
+    cev_config_changed();
+    return 0;
+}
+
+static void get_maxmemory_clients(const struct param *p, char *buf, size_t cap)
+{
+    (void)p;
+    cev_config_format(buf, cap);
 }
 
 /* save: "<seconds> <changes> ..." pairs, as one string or as words; ""
@@ -506,6 +548,10 @@ static int param_set(const struct param *p, int argc, char **argv, int apply, ch
              * possible generically; they are all-or-nothing themselves. */
             if (p->set == set_notify && argc == 1 && notify_parse_flags(argv[0], strlen(argv[0])) < 0)
                 return set_notify(p, argc, argv, err, errlen); /* fails, changes nothing */
+            if (p->set == set_maxmemory_clients) {
+                long long v;
+                return argc == 1 ? cev_config_parse(argv[0], &v, err, errlen) : set_maxmemory_clients(p, argc, argv, err, errlen);
+            }
         }
         return apply ? p->set(p, argc, argv, err, errlen) : 0;
     }
@@ -542,8 +588,11 @@ static int param_set(const struct param *p, int argc, char **argv, int apply, ch
             x = strtoll(v, &end, 10);
             ok = *v && !*end && !errno;
         }
-        if (!ok) {
-            snprintf(err, errlen, "argument couldn't be parsed into an integer");
+        if (!ok || (p->type == T_MEM && x < 0)) {
+            /* Redis's words: memory values (with k/m/g units) are never
+             * negative. */
+            snprintf(err, errlen, p->type == T_MEM ? "argument must be a memory value"
+                                                   : "argument couldn't be parsed into an integer");
             return -1;
         }
         if (x < p->min || x > p->max) {
@@ -555,6 +604,8 @@ static int param_set(const struct param *p, int argc, char **argv, int apply, ch
                 __atomic_store_n((long long *)p->ptr, x, __ATOMIC_RELAXED);
             else
                 __atomic_store_n((int *)p->ptr, (int)x, __ATOMIC_RELAXED);
+            if (p->ptr == &cfg.maxmemory && config_maxmemory_hook)
+                config_maxmemory_hook();
         }
         return 0;
     }
@@ -817,6 +868,7 @@ void config_command(struct client *c)
     } else if (!strcmp(sub, "resetstat")) {
         stats_reset();
         hash_expired_subkeys_reset();
+        lazyfree_reset_stats(); /* lazyfreed_objects, as Redis */
         reply_ok(&c->out);
     } else {
         static const char *lines[] = {

@@ -25,5 +25,7 @@ int config_apply(int argc, char **argv, char *err, size_t errlen);
 int config_from_args(int argc, char **argv, char *err, size_t errlen);
 void config_command(struct client *c);
 long long config_mem_parse(const char *s, int *ok);
+/* Called after maxmemory is set (cmd/evict.c installs it). */
+extern void (*config_maxmemory_hook)(void);
 
 #endif

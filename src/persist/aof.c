@@ -543,6 +543,7 @@ static void *aof_thread_main(void *arg)
 {
     (void)arg;
     pthread_setname_np(pthread_self(), "hotkv-aof");
+    mem_thread_register();
     int failed = 0;
     while (atomic_load(&thread_running)) {
         pthread_mutex_lock(&aof_mu);
@@ -565,11 +566,13 @@ static void *aof_thread_main(void *arg)
         pthread_mutex_lock(&io_mu);
         failed = io_write() < 0;
         pthread_mutex_unlock(&io_mu);
+        mem_publish();
         int policy = fsync_policy();
         if (atomic_load(&aof_synced_bytes) < atomic_load(&aof_written_bytes) &&
             (policy == AOF_FSYNC_ALWAYS || (policy == AOF_FSYNC_EVERYSEC && time_ms() - io_last_fsync_ms >= 1000)))
             io_fsync();
     }
+    mem_thread_unregister();
     return NULL;
 }
 
@@ -1980,6 +1983,18 @@ __attribute__((constructor)) static void aof_init(void)
 }
 
 /* --------------------------------------------------------------- INFO --- */
+size_t aof_buffer_bytes(void)
+{
+    size_t n;
+    pthread_mutex_lock(&aof_mu);
+    n = fbuf.cap;
+    pthread_mutex_unlock(&aof_mu);
+    pthread_mutex_lock(&io_mu);
+    n += wbuf.cap;
+    pthread_mutex_unlock(&io_mu);
+    return n;
+}
+
 size_t aof_info_fmt(char *out, size_t cap)
 {
     int state = atomic_load(&aof_state);

@@ -69,7 +69,10 @@ const char *aof_write_error(void);
 void aof_cron(void);                             /* persistence thread, no child running */
 void aof_rewrite_done(int ok);                   /* the rewrite child exited (or was killed) */
 int aof_load_at_startup(char *err, size_t errlen); /* appendonly yes, before workers start */
-size_t aof_info_fmt(char *out, size_t cap);      /* INFO persistence AOF fields */
+size_t aof_info_fmt(char *out, size_t cap);
+/* Bytes held by the AOF's feed and write buffers (not counted against
+ * maxmemory, as Redis leaves its AOF buffer out; cmd/evict.c). */
+size_t aof_buffer_bytes(void);      /* INFO persistence AOF fields */
 void aof_shutdown(void);                         /* workers stopped: flush, fsync, close */
 
 /* BGREWRITEAOF; DEBUG LOADAOF (admin.c's DEBUG calls it). */

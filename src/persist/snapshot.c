@@ -22,6 +22,8 @@
 #include <unistd.h>
 
 #include "../base/log.h"
+#include "../base/malloc_stats.h"
+#include "../base/mem.h"
 #include "../base/util.h"
 #include "../cmd/multi.h"
 #include "../db/db.h"
@@ -358,10 +360,22 @@ static void *persist_main(void *arg)
 {
     (void)arg;
     pthread_setname_np(pthread_self(), "hotkv-persist");
+    mem_thread_register();
     while (atomic_load(&persist_running)) {
         int hz = cfg.hz > 0 ? cfg.hz : 10;
-        struct timespec ts = {0, 1000000000L / hz};
-        nanosleep(&ts, NULL);
+        /* The period in steps of at most 20 ms: with maxmemory set, each
+         * step gives freed pages back to the kernel once they pass 1/64 of
+         * the limit (at least 2 MB), so RSS follows the limit under churn
+         * (base/malloc_stats.h). */
+        long long period_ns = 1000000000LL / hz, step_ns = period_ns < 20000000LL ? period_ns : 20000000LL;
+        for (long long slept = 0; slept < period_ns; slept += step_ns) {
+            struct timespec ts = {0, (long)step_ns};
+            nanosleep(&ts, NULL);
+            long long mm = __atomic_load_n(&cfg.maxmemory, __ATOMIC_RELAXED);
+            if (mm > 0)
+                alloc_trim_dirty((size_t)mm / 64 > (2u << 20) ? (size_t)mm / 64 : (2u << 20));
+        }
+        mem_publish();
         long long now = time_ms();
 
         pthread_mutex_lock(&snap_mu);
@@ -407,6 +421,7 @@ static void *persist_main(void *arg)
         if (aof_cron)
             aof_cron();
     }
+    mem_thread_unregister();
     return NULL;
 }
 

@@ -43,6 +43,11 @@ raw = _conftest.raw
 free_port = _conftest.free_port
 
 IS_REDIS = MODE == "redis"
+# The sanitizer builds (scripts/test.sh runs build-address/ and
+# build-thread/): tests that only measure statistics or limits, and take
+# seconds, run on the release build only, to keep `make test` short.
+IS_SANITIZER = any(d in os.environ.get("HOTKV_BIN", "") for d in ("build-address", "build-thread"))
+release_only = pytest.mark.skipif(IS_SANITIZER, reason="statistical/timing test: release build only")
 
 
 class RawConn:
