@@ -4,11 +4,13 @@
  * Design choices:
  *  - INFO never stops the world.  Counters come from stats_sum() (a racy
  *    but tear-free snapshot of the per-worker counters, as Redis's INFO is a
- *    snapshot too); the keyspace section is the only part that reads shared
- *    tables, and it takes one slot lock at a time (lock slot s, read the
- *    used/expires counts of slot s in every database, unlock), so it never
- *    holds more than one shard and never blocks a writer for longer than a
- *    few loads.  INFO is registered without CMD_ALL_LOCKS for that reason.
+ *    snapshot too); the keyspace and memory sections are the only parts
+ *    that read shared tables, in one pass that takes one slot lock at a
+ *    time (lock slot s, read the used/expires counts, and for memory the
+ *    table sizes, of slot s in every database, unlock: ks_usage_scan in
+ *    memstats.c), so it never holds more than one shard and never blocks a
+ *    writer for longer than a few loads.  INFO is registered without
+ *    CMD_ALL_LOCKS for that reason.  The memory figures are memstats.h's.
  *  - The text is built in a private growable buffer and sent as one verbatim
  *    string ("txt"), which RESP2 clients see as a bulk string.
  *  - Values HotKV does not have yet (persistence, replication, modules) are
@@ -53,6 +55,8 @@
 #include "../db/blocking.h"
 #include "../db/object.h"
 #include "commands.h"
+#include "evict.h"
+#include "memstats.h"
 #include "multi.h"
 #include "../script/script.h"
 #include "pubsub.h"
@@ -192,8 +196,6 @@ static const struct {
 };
 #define NSECTIONS (sizeof(info_sections) / sizeof(info_sections[0]))
 
-static atomic_ullong mem_peak;
-static atomic_ullong mem_startup;
 
 /* Rates between INFO calls. */
 static pthread_mutex_t rate_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -224,24 +226,6 @@ static void rates_update(const struct worker_stats *st, long long *ops, double *
     *in_kbps = rate_in_kbps;
     *out_kbps = rate_out_kbps;
     pthread_mutex_unlock(&rate_lock);
-}
-
-/* Key and TTL counts per database, one slot lock at a time. */
-static void keyspace_counts(unsigned long long *keys, unsigned long long *expires, int ndb)
-{
-    memset(keys, 0, sizeof(*keys) * (size_t)ndb);
-    memset(expires, 0, sizeof(*expires) * (size_t)ndb);
-    for (unsigned s = 0; s < NSLOTS; s++) {
-        slot_lock_self(s);
-        for (int d = 0; d < ndb; d++) {
-            const struct table *t = ks.dbs[d]->t[s];
-            if (t) {
-                keys[d] += t->used;
-                expires[d] += t->expires;
-            }
-        }
-        slot_unlock_self(s);
-    }
 }
 
 static void info_server(struct sbuf *b)
@@ -334,74 +318,81 @@ static void info_clients(struct sbuf *b, struct client *c)
     sb_printf(b, "watching_clients:0\r\n");
 }
 
-static void info_memory(struct sbuf *b, unsigned long long total_keys)
+static void info_memory(struct sbuf *b, const struct ks_usage *u)
 {
-    unsigned long long used = mem_used(), rss = mem_rss(), peak, startup, sysmem;
+    struct mem_overhead *mh = hk_malloc(sizeof(*mh));
+    const struct script_info *sip;
+    unsigned long long sysmem;
     long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-    char h1[32], h2[32], h3[32], h4[32], h5[32];
+    char h1[32], h2[32], h3[32], h4[32], h5[32], hl[32], ht[32], hs[32];
 
-    /* Peak: the largest value any INFO call has seen. */
-    peak = atomic_load(&mem_peak);
-    while (used > peak && !atomic_compare_exchange_weak(&mem_peak, &peak, used))
-        ;
-    if (used > peak)
-        peak = used;
-    /* Startup footprint: the first reading taken while the keyspace is
-     * still empty (0 until then). */
-    startup = atomic_load(&mem_startup);
-    if (startup == 0 && total_keys == 0) {
-        unsigned long long zero = 0;
-        atomic_compare_exchange_strong(&mem_startup, &zero, used);
-        startup = atomic_load(&mem_startup);
-    }
+    /* One breakdown for every figure below (cmd/memstats.h). */
+    mem_overhead_get(mh, u);
+    sip = &mh->si;
     sysmem = pages > 0 && psize > 0 ? (unsigned long long)pages * (unsigned long long)psize : 0;
 
-    bytes_human(h1, sizeof(h1), used);
-    bytes_human(h2, sizeof(h2), rss);
-    bytes_human(h3, sizeof(h3), peak);
+    bytes_human(h1, sizeof(h1), mh->total_allocated);
+    bytes_human(h2, sizeof(h2), mh->rss);
+    bytes_human(h3, sizeof(h3), mh->peak_allocated);
     bytes_human(h4, sizeof(h4), cfg.maxmemory > 0 ? (unsigned long long)cfg.maxmemory : 0);
     bytes_human(h5, sizeof(h5), sysmem);
+    bytes_human(hl, sizeof(hl), (unsigned long long)sip->vm_eval);
+    bytes_human(ht, sizeof(ht), (unsigned long long)(sip->vm_eval + sip->vm_functions));
+    bytes_human(hs, sizeof(hs), (unsigned long long)(mh->lua_caches + mh->functions_caches));
     sb_printf(b, "# Memory\r\n");
-    sb_printf(b, "used_memory:%llu\r\n", used);
+    sb_printf(b, "used_memory:%zu\r\n", mh->total_allocated);
     sb_printf(b, "used_memory_human:%s\r\n", h1);
-    sb_printf(b, "used_memory_rss:%llu\r\n", rss);
+    sb_printf(b, "used_memory_rss:%zu\r\n", mh->rss);
     sb_printf(b, "used_memory_rss_human:%s\r\n", h2);
-    sb_printf(b, "used_memory_peak:%llu\r\n", peak);
+    sb_printf(b, "used_memory_peak:%zu\r\n", mh->peak_allocated);
     sb_printf(b, "used_memory_peak_human:%s\r\n", h3);
-    sb_printf(b, "used_memory_peak_perc:%.2f%%\r\n", peak ? (double)used * 100 / (double)peak : 0.0);
-    sb_printf(b, "used_memory_startup:%llu\r\n", startup);
-    sb_printf(b, "used_memory_dataset:%llu\r\n", used > startup ? used - startup : 0);
+    sb_printf(b, "used_memory_peak_perc:%.2f%%\r\n", mh->peak_perc);
+    sb_printf(b, "used_memory_overhead:%zu\r\n", mh->overhead_total);
+    sb_printf(b, "used_memory_startup:%zu\r\n", mh->startup_allocated);
+    sb_printf(b, "used_memory_dataset:%zu\r\n", mh->dataset);
+    sb_printf(b, "used_memory_dataset_perc:%.2f%%\r\n", mh->dataset_perc);
+    sb_printf(b, "allocator_allocated:%zu\r\n", mh->as.allocated);
+    sb_printf(b, "allocator_active:%zu\r\n", mh->as.active);
+    sb_printf(b, "allocator_resident:%zu\r\n", mh->as.resident);
     sb_printf(b, "total_system_memory:%llu\r\n", sysmem);
     sb_printf(b, "total_system_memory_human:%s\r\n", h5);
-    {
-        /* Scripting (script/script.c): the two Lua VMs and the caches. */
-        struct script_info si;
-        char hl[32], ht[32], hs[32];
-        script_get_info(&si);
-        bytes_human(hl, sizeof(hl), (unsigned long long)si.vm_eval);
-        bytes_human(ht, sizeof(ht), (unsigned long long)(si.vm_eval + si.vm_functions));
-        bytes_human(hs, sizeof(hs), (unsigned long long)si.scripts_mem);
-        sb_printf(b, "used_memory_lua:%lld\r\n", si.vm_eval);
-        sb_printf(b, "used_memory_vm_eval:%lld\r\n", si.vm_eval);
-        sb_printf(b, "used_memory_lua_human:%s\r\n", hl);
-        sb_printf(b, "used_memory_scripts_eval:%lld\r\n", si.scripts_mem);
-        sb_printf(b, "number_of_cached_scripts:%lld\r\n", si.cached_scripts);
-        sb_printf(b, "number_of_functions:%lld\r\n", si.functions);
-        sb_printf(b, "number_of_libraries:%lld\r\n", si.libraries);
-        sb_printf(b, "used_memory_vm_functions:%lld\r\n", si.vm_functions);
-        sb_printf(b, "used_memory_vm_total:%lld\r\n", si.vm_eval + si.vm_functions);
-        sb_printf(b, "used_memory_vm_total_human:%s\r\n", ht);
-        sb_printf(b, "used_memory_scripts:%lld\r\n", si.scripts_mem);
-        sb_printf(b, "used_memory_scripts_human:%s\r\n", hs);
-    }
+    /* Scripting (script/script.c): the two Lua VMs and the caches. */
+    sb_printf(b, "used_memory_lua:%lld\r\n", sip->vm_eval);
+    sb_printf(b, "used_memory_vm_eval:%lld\r\n", sip->vm_eval);
+    sb_printf(b, "used_memory_lua_human:%s\r\n", hl);
+    sb_printf(b, "used_memory_scripts_eval:%zu\r\n", mh->lua_caches);
+    sb_printf(b, "number_of_cached_scripts:%lld\r\n", sip->cached_scripts);
+    sb_printf(b, "number_of_functions:%lld\r\n", sip->functions);
+    sb_printf(b, "number_of_libraries:%lld\r\n", sip->libraries);
+    sb_printf(b, "used_memory_vm_functions:%lld\r\n", sip->vm_functions);
+    sb_printf(b, "used_memory_vm_total:%lld\r\n", sip->vm_eval + sip->vm_functions);
+    sb_printf(b, "used_memory_vm_total_human:%s\r\n", ht);
+    sb_printf(b, "used_memory_functions:%zu\r\n", mh->functions_caches);
+    sb_printf(b, "used_memory_scripts:%zu\r\n", mh->lua_caches + mh->functions_caches);
+    sb_printf(b, "used_memory_scripts_human:%s\r\n", hs);
     sb_printf(b, "maxmemory:%lld\r\n", cfg.maxmemory);
     sb_printf(b, "maxmemory_human:%s\r\n", h4);
     sb_printf(b, "maxmemory_policy:%s\r\n", cfg.maxmemory_policy ? cfg.maxmemory_policy : "noeviction");
-    sb_printf(b, "mem_fragmentation_ratio:%.2f\r\n", used ? (double)rss / (double)used : 0.0);
-    sb_printf(b, "mem_fragmentation_bytes:%lld\r\n", (long long)rss - (long long)used);
+    sb_printf(b, "allocator_frag_ratio:%.2f\r\n", mh->allocator_frag);
+    sb_printf(b, "allocator_frag_bytes:%lld\r\n", mh->allocator_frag_bytes);
+    sb_printf(b, "allocator_rss_ratio:%.2f\r\n", mh->allocator_rss);
+    sb_printf(b, "allocator_rss_bytes:%lld\r\n", mh->allocator_rss_bytes);
+    sb_printf(b, "rss_overhead_ratio:%.2f\r\n", mh->rss_extra);
+    sb_printf(b, "rss_overhead_bytes:%lld\r\n", mh->rss_extra_bytes);
+    sb_printf(b, "mem_fragmentation_ratio:%.2f\r\n", mh->total_frag);
+    sb_printf(b, "mem_fragmentation_bytes:%lld\r\n", mh->total_frag_bytes);
+    sb_printf(b, "mem_not_counted_for_evict:%zu\r\n", evict_not_counted());
+    sb_printf(b, "mem_replication_backlog:%zu\r\n", mh->repl_backlog);
+    sb_printf(b, "mem_total_replication_buffers:0\r\n");
+    sb_printf(b, "mem_clients_slaves:%zu\r\n", mh->clients_slaves);
+    sb_printf(b, "mem_clients_normal:%zu\r\n", mh->clients_normal);
+    sb_printf(b, "mem_cluster_links:%zu\r\n", mh->cluster_links);
+    sb_printf(b, "mem_aof_buffer:%zu\r\n", mh->aof_buffer);
     sb_printf(b, "mem_allocator:%s\r\n", mem_allocator());
+    sb_printf(b, "active_defrag_running:0\r\n");
     sb_printf(b, "lazyfree_pending_objects:%llu\r\n", lazyfree_pending());
     sb_printf(b, "lazyfreed_objects:%llu\r\n", lazyfreed_objects());
+    hk_free(mh);
 }
 
 static void info_persistence(struct sbuf *b)
@@ -432,8 +423,10 @@ static void info_stats(struct sbuf *b, const struct worker_stats *st)
     sb_printf(b, "sync_partial_err:0\r\n");
     sb_printf(b, "expired_subkeys:%llu\r\n", hash_expired_subkeys());
     sb_printf(b, "expired_keys:%llu\r\n", st->db.expired);
-    sb_printf(b, "evicted_keys:0\r\n");
-    sb_printf(b, "evicted_clients:0\r\n");
+    sb_printf(b, "evicted_keys:%llu\r\n", st->db.evicted);
+    sb_printf(b, "evicted_clients:%llu\r\n", st->evicted_clients);
+    sb_printf(b, "total_eviction_exceeded_time:%lld\r\n", evict_exceeded_total_ms());
+    sb_printf(b, "current_eviction_exceeded_time:%lld\r\n", evict_exceeded_current_ms());
     sb_printf(b, "keyspace_hits:%llu\r\n", st->db.hits);
     sb_printf(b, "keyspace_misses:%llu\r\n", st->db.misses);
     sb_printf(b, "pubsub_channels:%ld\r\n", pubsub_num_channels());
@@ -517,8 +510,7 @@ void info_command(struct client *c)
     unsigned want = 0;
     struct sbuf b = {NULL, 0, 0};
     struct worker_stats st;
-    unsigned long long keys[MAX_DBS] = {0}, expires[MAX_DBS] = {0}, total_keys = 0;
-    int ndb = ks.ndb < MAX_DBS ? ks.ndb : MAX_DBS;
+    struct ks_usage *ku = NULL;
     int first = 1;
 
     pthread_once(&ids_once, ids_init);
@@ -550,9 +542,10 @@ void info_command(struct client *c)
     if (want & (SEC_STATS | SEC_COMMANDSTATS))
         stats_sum(&st);
     if (want & (SEC_KEYSPACE | SEC_MEMORY)) {
-        keyspace_counts(keys, expires, ndb);
-        for (int d = 0; d < ndb; d++)
-            total_keys += keys[d];
+        /* One pass over the slots for both sections (index bytes only
+         * when the memory section needs them). */
+        ku = hk_malloc(sizeof(*ku));
+        ks_usage_scan(ku, (want & SEC_MEMORY) != 0);
     }
 
     for (size_t k = 0; k < NSECTIONS; k++) {
@@ -565,7 +558,7 @@ void info_command(struct client *c)
         switch (bit) {
         case SEC_SERVER: info_server(&b); break;
         case SEC_CLIENTS: info_clients(&b, c); break;
-        case SEC_MEMORY: info_memory(&b, total_keys); break;
+        case SEC_MEMORY: info_memory(&b, ku); break;
         case SEC_PERSISTENCE: info_persistence(&b); break;
         case SEC_STATS: info_stats(&b, &st); break;
         case SEC_REPLICATION: info_replication(&b); break;
@@ -574,12 +567,13 @@ void info_command(struct client *c)
         case SEC_COMMANDSTATS: info_commandstats(&b, &st); break;
         case SEC_ERRORSTATS: sb_printf(&b, "# Errorstats\r\n"); break;
         case SEC_CLUSTER: sb_printf(&b, "# Cluster\r\ncluster_enabled:0\r\n"); break;
-        case SEC_KEYSPACE: info_keyspace(&b, keys, expires, ndb); break;
+        case SEC_KEYSPACE: info_keyspace(&b, ku->keys, ku->expires, ku->ndb); break;
         default: break;
         }
     }
     reply_verbatim(&c->out, b.p ? b.p : "", b.len, "txt");
     hk_free(b.p);
+    hk_free(ku);
     if (st.cmd_calls) {
         hk_free(st.cmd_calls);
         hk_free(st.cmd_usec);
@@ -701,8 +695,19 @@ static const struct cmd_doc cmd_docs[] = {
      "nondeterministic_output"},
     {"object|refcount", "Return the reference count of a value", "O(1)", "key:key", "RO", NULL, "nondeterministic_output"},
     {"memory", "Container for memory introspection subcommands", "Varies by subcommand", NULL, NULL, NULL, NULL},
-    {"memory|usage", "Estimate the bytes a key and its value occupy", "O(N) for N sampled elements",
-     "key:key count:integer?=SAMPLES", "RO", NULL, NULL},
+    {"memory|usage", "Estimate the bytes a key and its value occupy",
+     "O(N) for a value of N elements (all are measured)", "key:key count:integer?=SAMPLES", "RO", NULL, NULL},
+    {"memory|stats", "Break down where the server's memory goes", "O(S) for S slot tables (one pass over the slots)",
+     NULL, NULL, NULL, "nondeterministic_output request_policy:all_shards response_policy:special"},
+    {"memory|doctor", "Report memory problems found in the server's figures",
+     "O(S) for S slot tables (one pass over the slots)", NULL, NULL, NULL,
+     "nondeterministic_output request_policy:all_shards response_policy:special"},
+    {"memory|malloc-stats", "Return the memory allocator's internal statistics",
+     "Depends on how much memory is allocated, could be slow", NULL, NULL, NULL,
+     "nondeterministic_output request_policy:all_shards response_policy:special"},
+    {"memory|purge", "Ask the allocator to return unused pages to the system",
+     "Depends on how much memory is allocated, could be slow", NULL, NULL, NULL,
+     "request_policy:all_shards response_policy:all_succeeded"},
     {"select", "Switch the connection to another database", "O(1)", "index:integer", NULL, NULL, NULL},
     {"swapdb", "Exchange the contents of two databases", "O(1)", "index1:integer index2:integer", NULL, NULL, NULL},
     /* connection */
