@@ -34,6 +34,7 @@
 #include "../db/blocking.h"
 #include "../db/entry.h"
 #include "../persist/prop.h"
+#include "../script/script.h"
 #include "commands.h"
 #include "multi.h"
 #include "tracking.h"
@@ -309,6 +310,7 @@ struct watcher {
 
 struct qcmd {
     const struct cmd *cmd;
+    unsigned flags; /* the flags it was queued with (a script's own: script_cmd_flags) */
     int argc;
     const char **argv;
     size_t *lens;
@@ -523,6 +525,15 @@ void multi_flag_error(struct client *c)
         c->ms->dirty_exec = 1;
 }
 
+int multi_queued_denyoom(const struct client *c)
+{
+    const struct multi_state *ms = c->ms;
+    for (int i = 0; ms && i < ms->nq; i++)
+        if (ms->q[i].flags & CMD_DENYOOM)
+            return 1;
+    return 0;
+}
+
 int multi_queue_command(struct client *c, const struct cmd *cmd)
 {
     struct multi_state *ms = c->ms;
@@ -535,6 +546,9 @@ int multi_queue_command(struct client *c, const struct cmd *cmd)
     char *blk = hk_malloc(hdr + bytes);
     struct qcmd q;
     q.cmd = cmd;
+    /* As Redis's queueMultiCommand: EXEC's maxmemory check sees what each
+     * command was when it was queued, scripts with their declared flags. */
+    q.flags = (cmd->acl & ACL_SCRIPTING) ? script_cmd_flags(c, cmd) : cmd->flags;
     q.argc = c->argc;
     q.argv = (const char **)(void *)blk;
     q.lens = (size_t *)(void *)(blk + sizeof(char *) * (size_t)c->argc);

@@ -70,6 +70,10 @@ int multi_in_progress(const struct client *c);
 void multi_flag_error(struct client *c);
 /* The client is inside MULTI: cmd_execute queues commands. */
 int multi_queue_command(struct client *c, const struct cmd *cmd);
+/* The queued transaction holds a DENYOOM command, a script's declared
+ * flags counted as they were when it was queued (EXEC is refused when
+ * over maxmemory, as Redis does). */
+int multi_queued_denyoom(const struct client *c);
 /* CLIENT LIST multi= (-1 outside MULTI), watch=, memory; INFO watching. */
 int multi_client_queued(const struct client *c);
 long multi_client_watched(const struct client *c);

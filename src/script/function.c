@@ -550,7 +550,7 @@ static void fcall_generic(struct client *c, int ro)
     } else if (sc_numkeys(c, 1, &numkeys) == 0) {
         if (ro && !(f->flags & SF_NO_WRITES)) {
             reply_error(&c->out, "ERR Can not execute a script with write flag using *_ro command.");
-        } else {
+        } else if (sc_prepare_oom(c, f->flags) == 0) {
             sc_push_err_handler(fvm);
             lua_rawgeti(fvm, LUA_REGISTRYINDEX, f->ref);
             sc_run(c, fvm, f->name, 0, f->flags, ro, (int)numkeys);
@@ -558,6 +558,18 @@ static void fcall_generic(struct client *c, int ro)
         }
     }
     script_mutex_unlock();
+}
+
+int fn_lookup_flags(const char *name, size_t len, unsigned *flags)
+{
+    if (script_mutex_lock() < 0)
+        return -1;
+    fn_init();
+    struct fn *f = ctx_find_fn(cur, name, len);
+    if (f)
+        *flags = f->flags;
+    script_mutex_unlock();
+    return f ? 0 : -1;
 }
 
 void fcall_command(struct client *c)

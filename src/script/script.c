@@ -50,6 +50,7 @@
 #include "../base/log.h"
 #include "../base/mem.h"
 #include "../base/util.h"
+#include "../cmd/evict.h"
 #include "../cmd/multi.h"
 #include "../persist/prop.h"
 #include "libs.h"
@@ -107,6 +108,8 @@ struct run_ctx {
     int eval_mode;
     int ro;
     int dirty;                 /* a write command ran */
+    int allow_oom;             /* declared allow-oom: DENYOOM calls run even over maxmemory */
+    int pre_oom;               /* the top-level command started over maxmemory (evict.h) */
     int no_aof;                /* redis.set_repl() without REPL_AOF: writes not fed to the AOF */
     int timedout;
     long long start_ms;
@@ -668,6 +671,12 @@ static int redis_generic_call(lua_State *L, int raise)
         err = "This Redis command is not allowed from script";
     if (cmd && !err && r->ro && (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)))
         err = "Write commands are not allowed from read-only scripts.";
+    /* Over maxmemory when the script's command started: a DENYOOM call is
+     * refused until the script has written (a script is never stopped
+     * half way through its writes), unless it declared allow-oom. */
+    if (cmd && !err && !r->allow_oom && r->pre_oom && !r->dirty && (cmd->flags & CMD_DENYOOM) &&
+        __atomic_load_n(&cfg.maxmemory, __ATOMIC_RELAXED) > 0)
+        err = "-" OOM_ERR;
     if (err) {
         struct worker_stats *ws = &cur_worker->stats;
         if (cmd)
@@ -1424,6 +1433,10 @@ void sc_run(struct client *caller, lua_State *L, const char *name, int eval_mode
     r.name = name;
     r.eval_mode = eval_mode;
     r.ro = ro || (!(sflags & SF_EVAL_COMPAT) && (sflags & SF_NO_WRITES));
+    r.allow_oom = !(sflags & SF_EVAL_COMPAT) && (sflags & SF_ALLOW_OOM);
+    /* Kept from the command's start: commands served while a busy script
+     * runs on this thread (worker_process_events_busy) set their own. */
+    r.pre_oom = evict_pre_cmd_oom;
     r.start_ms = time_ms();
     r.id = ++seq;
     r.L = L;
@@ -1848,6 +1861,70 @@ static int parse_shebang(const char *body, size_t len, unsigned *flags, size_t *
     return 0;
 }
 
+/* Redis's scriptFlagsToCmdFlags: a script with declared flags replaces
+ * the command's WRITE/DENYOOM/STALE with its own. */
+static unsigned flags_to_cmd_flags(unsigned cmd_flags, unsigned sflags)
+{
+    cmd_flags &= ~(CMD_STALE | CMD_DENYOOM | CMD_WRITE | CMD_MAY_REPLICATE);
+    if (!(sflags & (SF_ALLOW_OOM | SF_NO_WRITES))) /* no-writes implies allow-oom */
+        cmd_flags |= CMD_DENYOOM;
+    if (!(sflags & SF_NO_WRITES))
+        cmd_flags |= CMD_WRITE;
+    if (sflags & SF_ALLOW_STALE)
+        cmd_flags |= CMD_STALE;
+    return cmd_flags;
+}
+
+unsigned script_cmd_flags(struct client *c, const struct cmd *cmd)
+{
+    unsigned sflags;
+    if (!(cmd->acl & ACL_SCRIPTING) || c->argc < 2)
+        return cmd->flags;
+    if (cmd->fn == eval_command || cmd->fn == eval_ro_command) {
+        /* The flags are a function of the body: parse its shebang (what
+         * the cache would hold for it); a bad one keeps cmd's flags. */
+        size_t sl;
+        char err[256];
+        if (parse_shebang(c->argv[1], c->argvlen[1], &sflags, &sl, err, sizeof(err)) < 0)
+            return cmd->flags;
+    } else if (cmd->fn == evalsha_command || cmd->fn == evalsha_ro_command) {
+        if (c->argvlen[1] != 40)
+            return cmd->flags;
+        char sha[41];
+        for (int i = 0; i < 40; i++) {
+            char ch = c->argv[1][i];
+            sha[i] = (char)(ch >= 'A' && ch <= 'Z' ? ch + 32 : ch);
+        }
+        sha[40] = 0;
+        if (script_mutex_lock() < 0)
+            return cmd->flags;
+        struct script *s = cache_find(sha);
+        int found = s != NULL;
+        sflags = found ? s->flags : 0;
+        script_mutex_unlock();
+        if (!found)
+            return cmd->flags;
+    } else if (cmd->fn == fcall_command || cmd->fn == fcall_ro_command) {
+        if (fn_lookup_flags(c->argv[1], c->argvlen[1], &sflags) < 0)
+            return cmd->flags;
+    } else {
+        return cmd->flags;
+    }
+    if (sflags & SF_EVAL_COMPAT)
+        return cmd->flags;
+    return flags_to_cmd_flags(cmd->flags, sflags);
+}
+
+int sc_prepare_oom(struct client *c, unsigned sflags)
+{
+    if (!(sflags & SF_EVAL_COMPAT) && !(sflags & (SF_ALLOW_OOM | SF_NO_WRITES)) && evict_pre_cmd_oom &&
+        __atomic_load_n(&cfg.maxmemory, __ATOMIC_RELAXED) > 0) {
+        reply_error(&c->out, "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'");
+        return -1;
+    }
+    return 0;
+}
+
 /* Compile body into the cache (no-op if present).  Replies on error. */
 static struct script *script_create(struct client *c, const char *body, size_t len)
 {
@@ -1920,6 +1997,10 @@ static void eval_generic(struct client *c, int evalsha, int ro)
     }
     if (!(s->flags & SF_EVAL_COMPAT) && !(s->flags & SF_NO_WRITES) && ro) {
         reply_error(&c->out, "ERR Can not execute a script with write flag using *_ro command.");
+        script_mutex_unlock();
+        return;
+    }
+    if (sc_prepare_oom(c, s->flags) < 0) {
         script_mutex_unlock();
         return;
     }
@@ -2043,7 +2124,8 @@ void script_get_info(struct script_info *out)
     out->vm_eval = (long long)lua_gc(eval_vm, LUA_GCCOUNT, 0) * 1024 + lua_gc(eval_vm, LUA_GCCOUNTB, 0);
     out->vm_functions = fn_vm_memory();
     out->cached_scripts = (long long)cache_n;
-    out->scripts_mem = cache_mem + (long long)(cache_cap * sizeof(void *)) + fn_overhead();
+    out->functions_mem = fn_overhead();
+    out->scripts_mem = cache_mem + (long long)(cache_cap * sizeof(void *)) + out->functions_mem;
     out->functions = fn_count();
     out->libraries = fn_lib_count();
     script_mutex_unlock();

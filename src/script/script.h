@@ -13,6 +13,17 @@
 cmd_fn eval_command, evalsha_command, eval_ro_command, evalsha_ro_command, script_command, fcall_command,
     fcall_ro_command, function_command;
 
+/* The flags a script command runs with, as Redis's getCommandFlags: for
+ * EVAL/EVALSHA(_RO) and FCALL(_RO) whose script declares flags (a shebang,
+ * or register_function flags), WRITE/DENYOOM/STALE come from them (a
+ * script without no-writes writes; one without allow-oom or no-writes is
+ * DENYOOM) and MAY_REPLICATE goes; anything else, an EVAL without a
+ * shebang, an unknown SHA or function: cmd->flags.  EVAL reads the body's
+ * shebang; EVALSHA and FCALL look the script up under the script mutex
+ * (no slot lock may be held; a busy script: cmd->flags).  Used for the
+ * maxmemory check and for what a transaction queues (cmd/multi.c). */
+unsigned script_cmd_flags(struct client *c, const struct cmd *cmd);
+
 /* Key positions of EVAL and FCALL variants (numkeys at argv[2]). */
 int getkeys_eval(struct client *c, int *idx, int max);
 
@@ -23,6 +34,7 @@ extern long long script_busy_reply_threshold;
 struct script_info {
     long long vm_eval, vm_functions;   /* Lua heap bytes per VM */
     long long scripts_mem;             /* script cache + function libraries bookkeeping */
+    long long functions_mem;           /* the function libraries' part of scripts_mem */
     long long cached_scripts;
     long long functions, libraries;
 };

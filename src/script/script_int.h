@@ -48,6 +48,16 @@ void sc_kill(struct client *c, int eval_mode);
 void sc_reply_running(struct client *c, int *is_eval);
 void sc_busy_error(struct client *c);
 
+/* Redis's scriptPrepareForRun OOM rule: a script with declared flags but
+ * neither allow-oom nor no-writes does not start while the top-level
+ * command began over maxmemory (one the up-front check could not see,
+ * e.g. an EVALSHA queued in MULTI before its script was loaded).  Replies
+ * and returns -1 then. */
+int sc_prepare_oom(struct client *c, unsigned sflags);
+/* function.c: the flags of function name (any case); -1 if there is none
+ * or the script mutex is held by a busy script. */
+int fn_lookup_flags(const char *name, size_t len, unsigned *flags);
+
 /* Error text helper: reply "ERR ..." or a "-CODE ..." string as Redis's addReplyError. */
 void sc_reply_err(struct client *c, const char *msg);
 
