@@ -14,6 +14,7 @@
 #include "../base/util.h"
 #include "../db/blocking.h"
 #include "commands.h"
+#include "memstats.h"
 #include "multi.h"
 #include "pubsub.h"
 #include "tracking.h"
@@ -211,6 +212,17 @@ static void client_flags_str(const struct client *c, char *out)
     *p = 0;
 }
 
+/* qbuf= as Redis counts it: while a big argument (32 KB or more) arrives,
+ * Redis's query buffer holds only that argument's bytes (the command's
+ * header lines are consumed), so its tests can wait for qbuf == size. */
+static size_t qbuf_len(const struct client *c)
+{
+    size_t n = c->qlen - c->qpos;
+    if (c->parser.in_mbulk && c->parser.bulk_len >= 32 * 1024 && c->parser.pos <= n)
+        n -= c->parser.pos;
+    return n;
+}
+
 static size_t client_line(struct client *c, char *buf, size_t cap, const struct client *self)
 {
     char fl[16];
@@ -223,9 +235,9 @@ static size_t client_line(struct client *c, char *buf, size_t cap, const struct 
                      "qbuf=%zu qbuf-free=%zu argv-mem=%zu multi-mem=%zu rbs=%zu rbp=%zu obl=%zu oll=0 omem=%zu tot-mem=%zu "
                      "events=r%s cmd=%s user=default redir=%lld resp=%d lib-name=%s lib-ver=%s\n",
                      (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "", (now - c->ctime_ms) / 1000,
-                     (now - c->last_ms) / 1000, fl, c->db, pubsub_client_channels(c), pubsub_client_patterns(c), pubsub_client_shard(c), multi_client_queued(c), c->qlen - c->qpos, c->qcap - c->qlen, (size_t)0, multi_client_mem(c), c->qcap,
+                     (now - c->last_ms) / 1000, fl, c->db, pubsub_client_channels(c), pubsub_client_patterns(c), pubsub_client_shard(c), multi_client_queued(c), qbuf_len(c), c->qcap - c->qlen, (size_t)0, multi_client_mem(c), c->qcap,
                      c->qbuf_peak, c->out.len - c->sent, c->out.len > 16384 ? c->out.cap : (size_t)0,
-                     c->qcap + c->out.cap + sizeof(*c), (c->flags & CF_WANT_WRITE) ? "w" : "", cmd, tracking_redir(c), c->out.resp,
+                     client_mem_usage(c), (c->flags & CF_WANT_WRITE) ? "w" : "", cmd, tracking_redir(c), c->out.resp,
                      c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
     return n < 0 ? 0 : ((size_t)n >= cap ? cap - 1 : (size_t)n);
 }
@@ -247,6 +259,10 @@ static void list_one(struct worker *w, void *arg)
     for (struct client *c = w->clients; c; c = c->next) {
         if (r->type_normal_only == 2)
             break;
+        /* Killed or evicted, closed at the end of its worker's loop turn:
+         * already gone, as in Redis (which frees such clients at once). */
+        if (c->flags & CF_CLOSE_ASAP)
+            continue;
         if (r->nids) {
             int hit = 0;
             for (int i = 0; i < r->nids; i++)

@@ -1450,6 +1450,17 @@ long long tracking_redir(const struct client *c)
     return (c->flags & CF_TRACKING) && c->trk ? (long long)c->trk->redir : -1;
 }
 
+/* Bytes c's tracking state holds (client_mem_usage, maxmemory-clients):
+ * O(1), so the prefix strings are estimated at one 16-byte allocation
+ * each (an underestimate for long prefixes, as Redis's rax estimate). */
+size_t tracking_client_mem(const struct client *c)
+{
+    const struct tracking_client *tk = c->trk;
+    if (!tk)
+        return 0;
+    return sizeof(*tk) + (size_t)tk->capprefix * sizeof(*tk->prefixes) + (size_t)tk->nprefix * 16;
+}
+
 long tracking_num_clients(void)
 {
     return atomic_load(&tk_nclients);

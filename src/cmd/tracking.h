@@ -107,6 +107,8 @@ void tracking_client_reset(struct client *c); /* RESET */
  * redir= (-1 when not tracking). */
 char *tracking_flags_str(const struct client *c, char *p);
 long long tracking_redir(const struct client *c);
+/* Bytes c's tracking state holds (client_mem_usage). */
+size_t tracking_client_mem(const struct client *c);
 /* INFO: tracking_clients, tracking_total_keys/items/prefixes. */
 long tracking_num_clients(void);
 long long tracking_total_keys(void);
