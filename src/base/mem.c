@@ -19,6 +19,14 @@ size_t __sanitizer_get_current_allocated_bytes(void); /* ASan/TSan runtime */
 
 #include "log.h"
 
+#ifndef HK_NO_JEMALLOC
+/* jemalloc's options, read at its start-up: background threads return
+ * freed pages to the kernel, so a worker's free never pays for the madvise
+ * (as Redis's default jemalloc-bg-thread yes).  MALLOC_CONF in the
+ * environment still overrides. */
+const char *malloc_conf = "background_thread:true";
+#endif
+
 static void oom(size_t n)
 {
     log_msg(LL_WARNING, "Out Of Memory allocating %zu bytes!", n);

@@ -10,7 +10,6 @@
  * whatever resizes happen in between. */
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 #include "../db/blocking.h"
 #include "../db/object.h"
 #include "commands.h"
+#include "memstats.h"
 #include "multi.h"
 #include "notify.h"
 #include "../persist/prop.h"
@@ -50,14 +50,20 @@ static void del_generic(struct client *c)
     reply_int(&c->out, n);
 }
 
+/* DEL frees big values on the lazy-free thread when lazyfree-lazy-user-del
+ * is on, UNLINK always (object.h). */
 void del_command(struct client *c)
 {
+    int lf = lazyfree_enter(LF_USER_DEL);
     del_generic(c);
+    lazyfree_leave(lf);
 }
 
 void unlink_command(struct client *c)
 {
+    int lf = lazyfree_enter(LF_ALWAYS);
     del_generic(c);
+    lazyfree_leave(lf);
 }
 
 void exists_command(struct client *c)
@@ -382,22 +388,6 @@ void dbsize_command(struct client *c)
     reply_int(&c->out, (long long)db_size(c->db));
 }
 
-/* FLUSH ASYNC: detached tables are freed on a helper thread. */
-struct flush_job {
-    struct table **tabs;
-    size_t n;
-};
-
-static void *flush_thread(void *arg)
-{
-    struct flush_job *j = arg;
-    for (size_t i = 0; i < j->n; i++)
-        table_free(j->tabs[i], entry_free);
-    hk_free(j->tabs);
-    hk_free(j);
-    return NULL;
-}
-
 static int flush_mode(struct client *c, int *async)
 {
     *async = cfg.lazyfree_lazy_user_flush;
@@ -418,6 +408,11 @@ static int flush_mode(struct client *c, int *async)
     return 0;
 }
 
+/* FLUSH SYNC frees every key and value here, big values included
+ * (db_flush never goes through the lazy-free thread: Redis empties a
+ * database inline).
+ * FLUSH ASYNC detaches the slot tables and hands them to the lazy-free
+ * thread as one job (INFO lazyfree_pending_objects counts their keys). */
 static void flush_dbs(int from, int to, int async)
 {
     for (int d = from; d < to; d++)
@@ -427,26 +422,26 @@ static void flush_dbs(int from, int to, int async)
             db_flush(d);
         return;
     }
-    struct flush_job *j = hk_calloc(sizeof(*j));
-    size_t cap = 64;
-    j->tabs = hk_malloc(sizeof(*j->tabs) * cap);
+    size_t n = 0, cap = 64;
+    unsigned long long nkeys = 0;
+    struct table **tabs = hk_malloc(sizeof(*tabs) * cap);
     for (int d = from; d < to; d++) {
         for (unsigned s = 0; s < NSLOTS; s++) {
             struct table *t = db_detach(d, s);
             if (!t)
                 continue;
-            if (j->n == cap) {
+            if (n == cap) {
                 cap *= 2;
-                j->tabs = hk_realloc(j->tabs, sizeof(*j->tabs) * cap);
+                tabs = hk_realloc(tabs, sizeof(*tabs) * cap);
             }
-            j->tabs[j->n++] = t;
+            tabs[n++] = t;
+            nkeys += t->used;
         }
     }
-    pthread_t tid;
-    if (pthread_create(&tid, NULL, flush_thread, j) == 0)
-        pthread_detach(tid);
+    if (n)
+        lazyfree_tables(tabs, n, nkeys);
     else
-        flush_thread(j);
+        hk_free(tabs);
 }
 
 /* FLUSHDB/FLUSHALL count the keys they remove as changes and are fed to
@@ -560,7 +555,9 @@ static void expire_generic(struct client *c, long long base, long long unit)
     prop_prevent();
     prop_op_begin(c->db);
     if (db_already_expired(when)) {
+        int lf = lazyfree_enter(LF_EXPIRE); /* lazyfree-lazy-expire, as Redis */
         db_del(c->db, s, c->argv[1], c->argvlen[1]);
+        lazyfree_leave(lf);
         KEY_MODIFIED(c, 1, NOTIFY_GENERIC, "del");
         prop_op_str("DEL");
         prop_op_arg(c->argv[1], c->argvlen[1]);
@@ -726,23 +723,23 @@ void object_command(struct client *c)
     }
 }
 
-void memory_command(struct client *c)
+/* MEMORY USAGE's figure: the entry's allocation (header, TTL, key, inline
+ * value) plus the value's structures (type_ops.mem: every node, exact, so
+ * SAMPLES is checked but not needed), plus this key's share of its slot
+ * table (the table's allocation over its keys: ~12 bytes at the usual load,
+ * the whole small table for a key alone in its slot). */
+static size_t key_usage(int db, unsigned slot, struct entry *e)
 {
-    if (arg_is(c, 1, "help")) {
-        static const char *lines[] = {
-            "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-            "USAGE <key> [SAMPLES <count>]",
-            "    Return memory in bytes used by <key> and its value. Nested values are",
-            "    sampled up to <count> times (default: 5, 0 means sample all).",
-            "HELP",
-            "    Print this help.",
-        };
-        reply_array(&c->out, (long long)(sizeof(lines) / sizeof(lines[0])));
-        for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
-            reply_status(&c->out, lines[i]);
-        return;
-    }
-    /* MEMORY USAGE key [SAMPLES n] */
+    const struct table *t = ks.dbs[db]->t[slot];
+    size_t n = entry_mem(e);
+    if (t && t->used)
+        n += (table_bytes(t) + t->used - 1) / t->used;
+    return n;
+}
+
+static void memory_usage(struct client *c)
+{
+    /* MEMORY USAGE key [SAMPLES n] (n >= 0; repeated: the last wins). */
     for (int j = 3; j < c->argc; j++) {
         long long v;
         if (arg_is(c, j, "samples") && j + 1 < c->argc) {
@@ -758,14 +755,123 @@ void memory_command(struct client *c)
             return;
         }
     }
-    struct entry *e = db_get(c->db, kslot(c, 2), c->argv[2], c->argvlen[2], LK_NOTOUCH | LK_NOSTATS);
+    /* As Redis, a key whose TTL has passed but is still stored is measured
+     * (no lazy delete, no hit/miss, no LRU touch). */
+    struct entry *e = db_get(c->db, kslot(c, 2), c->argv[2], c->argvlen[2], LK_NOTOUCH | LK_NOSTATS | LK_NOEXPIRE);
     if (!e) {
         reply_null(&c->out);
         return;
     }
-    /* The entry's allocation plus its share of the index (a pointer and a
-     * tag byte at the table's load, ~12 bytes). */
-    reply_int(&c->out, (long long)entry_mem(e) + 12);
+    reply_int(&c->out, (long long)key_usage(c->db, kslot(c, 2), e));
+}
+
+static void reply_kv_ll(struct client *c, const char *k, long long v)
+{
+    reply_bulk_cstr(&c->out, k);
+    reply_int(&c->out, v);
+}
+
+static void reply_kv_d(struct client *c, const char *k, double v)
+{
+    reply_bulk_cstr(&c->out, k);
+    reply_double(&c->out, v);
+}
+
+/* MEMORY STATS: Redis 7.0's map, same keys in the same order. */
+static void memory_stats(struct client *c)
+{
+    struct mem_overhead *mh = hk_malloc(sizeof(*mh));
+    mem_overhead_get(mh, NULL);
+    reply_map(&c->out, 27 + mh->num_dbs);
+    reply_kv_ll(c, "peak.allocated", (long long)mh->peak_allocated);
+    reply_kv_ll(c, "total.allocated", (long long)mh->total_allocated);
+    reply_kv_ll(c, "startup.allocated", (long long)mh->startup_allocated);
+    reply_kv_ll(c, "replication.backlog", (long long)mh->repl_backlog);
+    reply_kv_ll(c, "clients.slaves", (long long)mh->clients_slaves);
+    reply_kv_ll(c, "clients.normal", (long long)mh->clients_normal);
+    reply_kv_ll(c, "cluster.links", (long long)mh->cluster_links);
+    reply_kv_ll(c, "aof.buffer", (long long)mh->aof_buffer);
+    reply_kv_ll(c, "lua.caches", (long long)mh->lua_caches);
+    reply_kv_ll(c, "functions.caches", (long long)mh->functions_caches);
+    for (int j = 0; j < mh->num_dbs; j++) {
+        char name[32];
+        snprintf(name, sizeof(name), "db.%d", mh->db[j].dbid);
+        reply_bulk_cstr(&c->out, name);
+        reply_map(&c->out, 3);
+        reply_kv_ll(c, "overhead.hashtable.main", (long long)mh->db[j].main);
+        reply_kv_ll(c, "overhead.hashtable.expires", (long long)mh->db[j].expires);
+        reply_kv_ll(c, "overhead.hashtable.slot-to-keys", (long long)mh->db[j].slot_to_keys);
+    }
+    reply_kv_ll(c, "overhead.total", (long long)mh->overhead_total);
+    reply_kv_ll(c, "keys.count", (long long)mh->total_keys);
+    reply_kv_ll(c, "keys.bytes-per-key", (long long)mh->bytes_per_key);
+    reply_kv_ll(c, "dataset.bytes", (long long)mh->dataset);
+    reply_kv_d(c, "dataset.percentage", mh->dataset_perc);
+    reply_kv_d(c, "peak.percentage", mh->peak_perc);
+    reply_kv_ll(c, "allocator.allocated", (long long)mh->as.allocated);
+    reply_kv_ll(c, "allocator.active", (long long)mh->as.active);
+    reply_kv_ll(c, "allocator.resident", (long long)mh->as.resident);
+    reply_kv_d(c, "allocator-fragmentation.ratio", mh->allocator_frag);
+    reply_kv_ll(c, "allocator-fragmentation.bytes", mh->allocator_frag_bytes);
+    reply_kv_d(c, "allocator-rss.ratio", mh->allocator_rss);
+    reply_kv_ll(c, "allocator-rss.bytes", mh->allocator_rss_bytes);
+    reply_kv_d(c, "rss-overhead.ratio", mh->rss_extra);
+    reply_kv_ll(c, "rss-overhead.bytes", mh->rss_extra_bytes);
+    /* The total RSS overhead (fragmentation and everything else). */
+    reply_kv_d(c, "fragmentation", mh->total_frag);
+    reply_kv_ll(c, "fragmentation.bytes", mh->total_frag_bytes);
+    hk_free(mh);
+}
+
+void memory_command(struct client *c)
+{
+    if (arg_is(c, 1, "help")) {
+        static const char *lines[] = {
+            "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "DOCTOR",
+            "    Return memory problems reports.",
+            "MALLOC-STATS",
+            "    Return internal statistics report from the memory allocator.",
+            "PURGE",
+            "    Attempt to purge dirty pages for reclamation by the allocator.",
+            "STATS",
+            "    Return information about the memory usage of the server.",
+            "USAGE <key> [SAMPLES <count>]",
+            "    Return memory in bytes used by <key> and its value. Nested values are",
+            "    sampled up to <count> times (default: 5, 0 means sample all).",
+            "HELP",
+            "    Prints this help.",
+        };
+        reply_array(&c->out, (long long)(sizeof(lines) / sizeof(lines[0])));
+        for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+            reply_status(&c->out, lines[i]);
+    } else if (arg_is(c, 1, "usage")) {
+        memory_usage(c);
+    } else if (arg_is(c, 1, "stats")) {
+        memory_stats(c);
+    } else if (arg_is(c, 1, "doctor")) {
+        struct mem_overhead *mh = hk_malloc(sizeof(*mh));
+        mem_overhead_get(mh, NULL);
+        char *text = mem_doctor_report(mh);
+        reply_verbatim(&c->out, text, strlen(text), "txt");
+        hk_free(text);
+        hk_free(mh);
+    } else if (arg_is(c, 1, "malloc-stats")) {
+        char *text = alloc_stats_text();
+#ifdef HK_NO_JEMALLOC
+        reply_bulk_cstr(&c->out, text);
+#else
+        reply_verbatim(&c->out, text, strlen(text), "txt");
+#endif
+        hk_free(text);
+    } else if (arg_is(c, 1, "purge")) {
+        if (alloc_purge() == 0)
+            reply_ok(&c->out);
+        else
+            reply_error(&c->out, "ERR Error purging dirty pages");
+    } else {
+        reply_unknown_subcommand(c);
+    }
 }
 
 void select_command(struct client *c)

@@ -45,6 +45,13 @@ struct keyspace {
     /* Bit s: slot_expires[s] or slot_hfe[s] is non-zero (the sweeper skips
      * 64 empty slots per load).  Updated on 0 <-> non-zero transitions. */
     _Atomic uint64_t slot_sweep[NSLOTS / 64];
+    /* Bit d of slot_dbs[s]: database d has a table (at least one key) at
+     * slot s (MAX_DBS is 64); bit s of slot_keys is set while slot_dbs[s]
+     * is non-zero.  slot_dbs follows rule 1 (the slot's lock); slot_keys
+     * is updated on 0 <-> non-zero transitions and read relaxed by the
+     * evictor (cmd/evict.c) to find slots worth sampling. */
+    uint64_t slot_dbs[NSLOTS];
+    _Atomic uint64_t slot_keys[NSLOTS / 64];
 };
 
 extern struct keyspace ks;
@@ -60,6 +67,7 @@ extern struct keyspace ks;
 
 struct db_stats {
     unsigned long long hits, misses, expired, expired_stale_perc, expire_cycles;
+    unsigned long long evicted; /* keys removed by maxmemory (cmd/evict.c) */
 };
 extern _Thread_local struct db_stats *db_tstats;
 
@@ -159,9 +167,24 @@ void db_flush(int db);
 struct table *db_detach(int db, unsigned s);
 void db_swap(int a, int b);
 
-/* Expiry sweeper: one pass over [from, to) slots with a time budget (us);
- * returns keys removed.  Takes each slot's lock with trylock. */
-long db_active_expire(unsigned from, unsigned to, unsigned *cursor, long long budget_us);
+/* Expiry sweeper: one pass over the slots [from, to) from *cursor, taking
+ * each slot's lock with trylock (a busy slot waits for the next pass:
+ * counted in busy) and
+ * deleting the expired keys of each slot it visits.  The pass stops at the
+ * first of: budget_us spent (timed_out); a batch of at least `batch` keys
+ * with a TTL in which at most stale_pct % had expired (the keyspace is
+ * clean enough, as Redis's active-expire sampling stops; batch 0: never);
+ * the whole range visited.  Out: keys with a TTL looked at, keys removed
+ * (also returned), and timed_out (1: stopped by the budget among expired
+ * keys, there is likely more to do). */
+struct expire_pass {
+    long long budget_us;          /* in */
+    unsigned batch, stale_pct;    /* in */
+    long checked, expired;        /* out */
+    int timed_out;                /* out */
+    unsigned busy;                /* out: slots with TTLs skipped, locked */
+};
+long db_active_expire(unsigned from, unsigned to, unsigned *cursor, struct expire_pass *p);
 
 /* Hooks into the layers above (cmd/notify.c installs them at start-up; NULL
  * means nothing to do).  All run with the key's slot lock held.

@@ -7,6 +7,7 @@
 
 #include "../base/log.h"
 #include "../base/mem.h"
+#include "../server.h"
 #include "db.h"
 
 int list_max_listpack_size = -2;
@@ -118,14 +119,18 @@ size_t obj_len(struct entry *e)
 }
 
 /* ------------------------------------------------------------ lazy free ---
- * One thread, one mutex-protected FIFO of (type, enc, pointer).  Workers
- * push under the mutex and signal; the thread pops and frees with no lock
- * held.  The queue is the only shared state: owner = the lazy-free thread
- * once an object is pushed. */
+ * One thread, one mutex-protected FIFO of jobs: a value (type, enc,
+ * pointer) or, for FLUSHALL/FLUSHDB ASYNC, an array of detached slot
+ * tables.  Workers push under the mutex and signal; the thread pops and
+ * frees with no lock held.  The queue is the only shared state: owner =
+ * the lazy-free thread once a job is pushed. */
+enum { LF_JOB_VALUE, LF_JOB_TABLES };
 struct lf_item {
     struct lf_item *next;
-    void *p;
-    uint8_t type, enc;
+    void *p;                  /* the value, or the struct table *[n] */
+    size_t n;                 /* LF_JOB_TABLES: tables in p */
+    unsigned long long nkeys; /* LF_JOB_TABLES: keys they hold */
+    uint8_t type, enc, kind;
 };
 
 static pthread_mutex_t lf_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -144,10 +149,34 @@ static void free_now(uint8_t type, uint8_t enc, void *p)
         o->free(p, enc);
 }
 
+_Thread_local int lazyfree_ctx;
+
+/* A FLUSH ASYNC job: free every table and the keys in it.  The pending
+ * count goes down table by table (INFO shows the progress); Redis counts
+ * a database freed in the background as its number of keys. */
+static void free_tables(struct lf_item *it)
+{
+    struct table **tabs = it->p;
+    unsigned long long left = it->nkeys;
+    for (size_t i = 0; i < it->n; i++) {
+        unsigned long long k = tabs[i]->used < left ? tabs[i]->used : left;
+        table_free(tabs[i], entry_free);
+        left -= k;
+        atomic_fetch_sub(&lf_pending, k);
+        atomic_fetch_add(&lf_done, k);
+        mem_publish();
+    }
+    atomic_fetch_sub(&lf_pending, left);
+    atomic_fetch_add(&lf_done, left);
+    hk_free(tabs);
+}
+
 static void *lf_main(void *arg)
 {
     (void)arg;
     pthread_setname_np(pthread_self(), "hotkv-lazyfree");
+    mem_thread_register();
+    lazyfree_ctx = LF_NEVER; /* what it frees, it frees now (values of flushed keys) */
     pthread_mutex_lock(&lf_lock);
     for (;;) {
         while (!lf_head && !lf_stop)
@@ -160,16 +189,22 @@ static void *lf_main(void *arg)
             lf_tail = NULL;
         lf_busy = 1;
         pthread_mutex_unlock(&lf_lock);
-        free_now(it->type, it->enc, it->p);
+        if (it->kind == LF_JOB_TABLES) {
+            free_tables(it);
+        } else {
+            free_now(it->type, it->enc, it->p);
+            atomic_fetch_sub(&lf_pending, 1);
+            atomic_fetch_add(&lf_done, 1);
+        }
         hk_free(it);
-        atomic_fetch_sub(&lf_pending, 1);
-        atomic_fetch_add(&lf_done, 1);
+        mem_publish(); /* what it freed reaches the shared total (base/mem.h) */
         pthread_mutex_lock(&lf_lock);
         lf_busy = 0;
         if (!lf_head)
             pthread_cond_broadcast(&lf_idle);
     }
     pthread_mutex_unlock(&lf_lock);
+    mem_thread_unregister();
     return NULL;
 }
 
@@ -217,26 +252,68 @@ unsigned long long lazyfreed_objects(void)
     return atomic_load(&lf_done);
 }
 
+void lazyfree_reset_stats(void)
+{
+    atomic_store(&lf_done, 0);
+}
+
+static void lf_push(struct lf_item *it)
+{
+    it->next = NULL;
+    pthread_mutex_lock(&lf_lock);
+    if (lf_tail)
+        lf_tail->next = it;
+    else
+        lf_head = it;
+    lf_tail = it;
+    pthread_cond_signal(&lf_cond);
+    pthread_mutex_unlock(&lf_lock);
+}
+
+void lazyfree_tables(struct table **tabs, size_t n, unsigned long long nkeys)
+{
+    struct lf_item *it = hk_calloc(sizeof(*it));
+    it->kind = LF_JOB_TABLES;
+    it->p = tabs;
+    it->n = n;
+    it->nkeys = nkeys;
+    atomic_fetch_add(&lf_pending, nkeys);
+    if (!lf_running) { /* no thread: free here, counted the same way */
+        int lf = lazyfree_enter(LF_NEVER);
+        free_tables(it);
+        lazyfree_leave(lf);
+        hk_free(it);
+        return;
+    }
+    lf_push(it);
+}
+
+/* The lazyfree-lazy-* config that applies to the current free. */
+static int lazy_wanted(void)
+{
+    switch (lazyfree_ctx) {
+    case LF_ALWAYS: return 1;
+    case LF_NEVER: return 0;
+    case LF_USER_DEL: return __atomic_load_n(&cfg.lazyfree_lazy_user_del, __ATOMIC_RELAXED);
+    case LF_EXPIRE: return __atomic_load_n(&cfg.lazyfree_lazy_expire, __ATOMIC_RELAXED);
+    case LF_EVICT: return __atomic_load_n(&cfg.lazyfree_lazy_eviction, __ATOMIC_RELAXED);
+    default: return __atomic_load_n(&cfg.lazyfree_lazy_server_del, __ATOMIC_RELAXED);
+    }
+}
+
 void obj_free_value(uint8_t type, uint8_t enc, void *p)
 {
     const struct type_ops *o = obj_ops(type);
     if (!p || !o || !o->free)
         return;
-    if (lf_running && o->effort && o->effort(p, enc) > LAZYFREE_THRESHOLD) {
-        struct lf_item *it = hk_malloc(sizeof(*it));
-        it->next = NULL;
+    if (lf_running && lazy_wanted() && o->effort && o->effort(p, enc) > LAZYFREE_THRESHOLD) {
+        struct lf_item *it = hk_calloc(sizeof(*it));
+        it->kind = LF_JOB_VALUE;
         it->p = p;
         it->type = type;
         it->enc = enc;
         atomic_fetch_add(&lf_pending, 1);
-        pthread_mutex_lock(&lf_lock);
-        if (lf_tail)
-            lf_tail->next = it;
-        else
-            lf_head = it;
-        lf_tail = it;
-        pthread_cond_signal(&lf_cond);
-        pthread_mutex_unlock(&lf_lock);
+        lf_push(it);
         return;
     }
     free_now(type, enc, p);

@@ -153,8 +153,38 @@ const char *obj_enc_name(const struct entry *e);
 /* Element count of a collection (0 for strings). */
 size_t obj_len(struct entry *e);
 
-/* Free a collection structure now or on the lazy-free thread. */
+/* Free a collection structure now or on the lazy-free thread.
+ *
+ * Whether a big value (effort > LAZYFREE_THRESHOLD) goes to the lazy-free
+ * thread depends on why it is freed, as Redis 7.0's lazyfree-* configs:
+ * the calling thread sets lazyfree_ctx around the free (lazyfree_enter /
+ * lazyfree_leave below), and the default, LF_SERVER_DEL, covers every implicit
+ * delete (overwrite by SET, RENAME/MOVE/RESTORE REPLACE targets, a
+ * collection emptied by SREM/SPOP...).
+ *   LF_SERVER_DEL  lazyfree-lazy-server-del
+ *   LF_USER_DEL    lazyfree-lazy-user-del   (DEL)
+ *   LF_EXPIRE      lazyfree-lazy-expire     (lazy and active expiry, EXPIRE in the past)
+ *   LF_EVICT       lazyfree-lazy-eviction   (maxmemory eviction)
+ *   LF_ALWAYS      always lazy              (UNLINK)
+ *   LF_NEVER       never lazy               (FLUSHALL SYNC, the lazy-free thread itself) */
 #define LAZYFREE_THRESHOLD 64
+enum { LF_SERVER_DEL = 0, LF_USER_DEL, LF_EXPIRE, LF_EVICT, LF_ALWAYS, LF_NEVER };
+extern _Thread_local int lazyfree_ctx; /* why the current free happens */
+/* Set the context around a free and put the previous one back after it
+ * (a nested free, e.g. an expiry inside a DEL's lookup, keeps its own):
+ *     int lf = lazyfree_enter(LF_USER_DEL);
+ *     ... db_del() ...
+ *     lazyfree_leave(lf); */
+static inline int lazyfree_enter(int ctx)
+{
+    int saved = lazyfree_ctx;
+    lazyfree_ctx = ctx;
+    return saved;
+}
+static inline void lazyfree_leave(int saved)
+{
+    lazyfree_ctx = saved;
+}
 void obj_free_value(uint8_t type, uint8_t enc, void *p);
 
 /* Lazy-free thread. */
@@ -163,7 +193,15 @@ void lazyfree_stop(void);
 /* Objects queued and not yet freed / freed so far (INFO). */
 unsigned long long lazyfree_pending(void);
 unsigned long long lazyfreed_objects(void);
+void lazyfree_reset_stats(void); /* CONFIG RESETSTAT: lazyfreed_objects = 0 */
 /* Wait until the queue is empty (tests, DEBUG). */
 void lazyfree_drain(void);
+/* FLUSH ASYNC: hand n detached slot tables (db_detach) holding nkeys keys
+ * to the lazy-free thread, which frees them and every value in them.
+ * Takes ownership of tabs (hk_malloc'ed).  lazyfree_pending() counts the
+ * keys until they are freed, lazyfreed_objects() then adds them, as
+ * Redis counts a database freed in the background. */
+struct table;
+void lazyfree_tables(struct table **tabs, size_t n, unsigned long long nkeys);
 
 #endif

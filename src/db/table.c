@@ -113,9 +113,29 @@ long table_insert(struct table **tp, struct entry *e, uint64_t h)
     return (long)place(t, e, h);
 }
 
+/* Shrink by half once live entries fall under 20% of the slots. */
 void table_remove(struct table **tp, long idx)
 {
     struct table *t = *tp;
+    table_remove_keep(t, idx);
+    if (t->cap > 16 && (uint64_t)t->used * 100 < (uint64_t)t->cap * 20)
+        resize(tp, t->cap / 2);
+}
+
+/* After many removals at once: straight to ~40% load in one rehash (the
+ * allocator's rounding of the capacity lowers that a little, never to the
+ * 20% that would shrink it again). */
+void table_shrink(struct table **tp)
+{
+    struct table *t = *tp;
+    if (t->cap > 16 && (uint64_t)t->used * 100 < (uint64_t)t->cap * 20) {
+        uint32_t ncap = t->used * 5 / 2;
+        resize(tp, ncap < 8 ? 8 : ncap);
+    }
+}
+
+void table_remove_keep(struct table *t, long idx)
+{
     uint32_t i = (uint32_t)idx;
     uint32_t next = i + 1 == t->cap ? 0 : i + 1;
     t->used--;
@@ -134,8 +154,6 @@ void table_remove(struct table **tp, long idx)
         table_tags(t)[i] = TAG_TOMB;
         t->tombs++;
     }
-    if (t->cap > 16 && (uint64_t)t->used * 100 < (uint64_t)t->cap * 20)
-        resize(tp, t->cap / 2);
 }
 
 size_t table_bytes(const struct table *t)

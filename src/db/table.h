@@ -42,6 +42,11 @@ long table_find(const struct table *t, const char *key, size_t klen, uint64_t h)
 long table_insert(struct table **tp, struct entry *e, uint64_t h);
 /* Remove the entry at slot i (does not free it); may shrink *tp. */
 void table_remove(struct table **tp, long i);
+/* The same without the shrink, so the other entries keep their slot
+ * indexes (the expiry sweep removes many in one scan), then one
+ * table_shrink(): a single rehash to ~40% load if under 20%. */
+void table_remove_keep(struct table *t, long i);
+void table_shrink(struct table **tp);
 /* Bytes of index memory. */
 size_t table_bytes(const struct table *t);
 

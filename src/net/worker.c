@@ -34,6 +34,8 @@
 #include "../base/log.h"
 #include "../base/mem.h"
 #include "../base/util.h"
+#include "../cmd/evict.h"
+#include "../cmd/memstats.h"
 #include "../cmd/multi.h"
 #include "../cmd/pubsub.h"
 #include "../cmd/tracking.h"
@@ -41,6 +43,7 @@
 #include "../persist/aof.h"
 #include "../persist/prop.h"
 #include "../server.h"
+#include "client_evict.h"
 
 #define ARGV_KEEP 1024 /* argv slots a connection keeps between commands */
 
@@ -255,6 +258,8 @@ void client_close(struct client *c)
         multi_client_gone(c);
     if (c->trk)
         tracking_client_gone(c);
+    if (c->cev_mem)
+        cev_client_gone(c);
     if (c->flags & CF_RESUME)
         resume_unlink(c);
     if (c->flags & CF_PENDING_WRITE)
@@ -312,6 +317,8 @@ static int client_write(struct client *c)
         reply_consume(&c->out, c->sent);
         c->sent = 0;
         c->obuf_soft_since = 0;
+        if (HK_UNLIKELY(cev_enabled()))
+            cev_client_note(c);
         if (c->flags & (CF_CLOSE_AFTER_REPLY | CF_CLOSE_ASAP)) {
             client_close(c);
             return -1;
@@ -381,6 +388,8 @@ static void set_args(struct client *c)
     c->argc = p->argc;
 }
 
+static void qbuf_reserve(struct client *c, size_t want);
+
 /* Parse and run every complete command in the query buffer. */
 static void process_input(struct client *c)
 {
@@ -405,6 +414,14 @@ static void process_input(struct client *c)
         if (c->parser.argc > 0) {
             set_args(c);
             cmd_execute(c);
+            /* maxmemory-clients: recount c after its command (the
+             * output-buffer limit first), maybe evict (net/client_evict.h). */
+            if (HK_UNLIKELY(cev_enabled())) {
+                if (c->out.len > c->sent && !(c->flags & CF_CLOSE_ASAP) && obuf_over_limit(c))
+                    client_output_ready(c);
+                else
+                    cev_client_update(c);
+            }
         }
         c->qpos += c->parser.consumed;
         resp_parser_reset(&c->parser);
@@ -433,6 +450,11 @@ static void process_input(struct client *c)
         c->qcap = QBUF_CHUNK;
         c->qbuf = hk_malloc(c->qcap);
     }
+    /* The header of a big argument is in: size the buffer for it now, as
+     * Redis does, so the client's memory (CLIENT LIST, maxmemory-clients)
+     * shows it from this read on, not from the next. */
+    if (c->parser.need > c->qcap && c->parser.bulk_len >= 32 * 1024)
+        qbuf_reserve(c, c->parser.need - c->qlen);
     client_output_ready(c);
 }
 
@@ -458,6 +480,8 @@ void client_output_ready(struct client *c)
             c->w->pending_write = c;
         }
     }
+    if (HK_UNLIKELY(cev_enabled()))
+        cev_client_update(c);
 }
 
 struct reply *client_push_target(struct client *c)
@@ -486,6 +510,26 @@ void client_push_ready(struct client *c)
     }
     if (c->out.len > c->sent && !(c->flags & CF_CLOSE_ASAP) && obuf_over_limit(c))
         client_output_ready(c); /* applies the limit: closes after this turn */
+    else if (HK_UNLIKELY(cev_enabled()))
+        cev_client_update(c);
+}
+
+/* Room for want more bytes in the query buffer.  A big argument gets a
+ * buffer of its size, not the next power of two (as Redis's querybuf for a
+ * big bulk): up to half the bytes saved, and maxmemory-clients counts what
+ * the client needs.  Growth stays geometric for a command of several such
+ * arguments. */
+static void qbuf_reserve(struct client *c, size_t want)
+{
+    if (c->qcap - c->qlen >= want)
+        return;
+    size_t nc = c->qcap;
+    while (nc - c->qlen < want)
+        nc *= 2;
+    if (c->parser.need > c->qlen && c->parser.need > 2 * c->qcap)
+        nc = c->parser.need;
+    c->qbuf = hk_realloc(c->qbuf, nc);
+    c->qcap = nc;
 }
 
 static void client_read(struct client *c)
@@ -495,13 +539,7 @@ static void client_read(struct client *c)
 
     if (c->parser.need > c->qlen)
         want = c->parser.need - c->qlen;
-    if (c->qcap - c->qlen < want) {
-        size_t nc = c->qcap;
-        while (nc - c->qlen < want)
-            nc *= 2;
-        c->qbuf = hk_realloc(c->qbuf, nc);
-        c->qcap = nc;
-    }
+    qbuf_reserve(c, want);
     n = read(c->fd, c->qbuf + c->qlen, c->qcap - c->qlen);
     if (n <= 0) {
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
@@ -749,6 +787,69 @@ static void flush_push(struct worker *w, int budget)
     }
 }
 
+/* ------------------------------------------------------ active expiry ---
+ * Each worker sweeps its share of the slots (db_active_expire, db.h),
+ * adaptive as Redis's active-expire-effort (e = 1..10, default 1):
+ * - every cron tick (1000/hz ms) a probe: a short pass that stops after a
+ *   batch of 20 + 5e keys with a TTL of which at most 10 - e % had expired,
+ *   so a keyspace with few expired keys costs about one slot per tick;
+ * - a pass that runs out of time among expired keys marks the worker
+ *   behind: it then sweeps in slices of 100 + 25e us between turns of its
+ *   event loop, back to back while no client needs it, and at most
+ *   75 + 2e % of the time while clients are served (Redis: a 25 + 2e %
+ *   slow cycle plus fast cycles, at most half of the time, before
+ *   sleeping).  A request waits for one slice at most, never for a whole
+ *   slow cycle; the worker is no longer behind once a pass ends on a clean
+ *   batch or covers its whole range;
+ * - a worker behind whose pass found slots locked by another thread (a
+ *   command holding every lock: DBSIZE, INFO keyspace, FLUSHALL...) stays
+ *   behind but retries 1 ms later rather than back to back. */
+static _Thread_local int exp_behind, exp_retry;
+static _Thread_local long long exp_next_us; /* mono_us: earliest next slice while serving */
+
+static int expire_effort(void)
+{
+    int e = __atomic_load_n(&cfg.active_expire_effort, __ATOMIC_RELAXED);
+    return e < 1 ? 1 : e > 10 ? 10 : e;
+}
+
+static void expire_slice(struct worker *w)
+{
+    unsigned per = (NSLOTS + (unsigned)nworkers - 1) / (unsigned)nworkers;
+    unsigned from = (unsigned)w->id * per, to = from + per > NSLOTS ? NSLOTS : from + per;
+    int e = expire_effort();
+    struct expire_pass p = {.budget_us = 100 + 25 * e, .batch = 20 + 5 * (unsigned)e, .stale_pct = 10 - (unsigned)e};
+    if (from >= to || !__atomic_load_n(&cfg.active_expire, __ATOMIC_RELAXED)) {
+        exp_behind = exp_retry = 0;
+        return;
+    }
+    long long t0 = mono_us();
+    db_active_expire(from, to, &w->expire_cursor, &p);
+    long long t1 = mono_us();
+    exp_retry = !p.timed_out && p.busy && (exp_behind || p.expired);
+    exp_behind = p.timed_out || exp_retry;
+    exp_next_us = exp_retry ? t1 + 1000 : t0 + (t1 - t0) * 100 / (75 + 2 * e);
+}
+
+/* The event loop's turn is over: sweep a slice if the worker is behind,
+ * now if the turn had no events (idle), else once the duty cap allows. */
+static void expire_turn(struct worker *w, int idle)
+{
+    if (exp_behind && ((idle && !exp_retry) || mono_us() >= exp_next_us))
+        expire_slice(w);
+}
+
+/* epoll_wait's timeout while behind: none, or until the retry is due. */
+static int expire_timeout(int timeout)
+{
+    if (!exp_behind)
+        return timeout;
+    if (!exp_retry)
+        return 0;
+    long long ms = (exp_next_us - mono_us() + 999) / 1000;
+    return ms < timeout ? (int)(ms > 0 ? ms : 0) : timeout;
+}
+
 static void cron(struct worker *w)
 {
     long long now = time_ms();
@@ -775,18 +876,21 @@ static void cron(struct worker *w)
         if (c->out.len > c->sent && obuf_over_limit(c))
             client_close(c);
     }
-    /* Active expiry over this worker's share of the slots: a quarter of a
-     * cron period at most, as Redis budgets its slow cycle. */
-    if (__atomic_load_n(&cfg.active_expire, __ATOMIC_RELAXED)) {
-        unsigned per = (NSLOTS + (unsigned)nworkers - 1) / (unsigned)nworkers;
-        unsigned from = (unsigned)w->id * per, to = from + per > NSLOTS ? NSLOTS : from + per;
-        long long budget = 250000 / (cfg.hz > 0 ? cfg.hz : 10);
-        if (from < to)
-            db_active_expire(from, to, &w->expire_cursor, budget);
-    }
+    /* Active expiry: the probe (a worker behind sweeps between turns). */
+    if (!exp_behind)
+        expire_slice(w);
+    /* Still over maxmemory with no command to do the work (EVICT_RUNNING,
+     * or a CONFIG SET shrink): evict here, a tenth of the period at most. */
+    if (__atomic_load_n(&cfg.maxmemory, __ATOMIC_RELAXED) > 0)
+        evict_cron(100000 / (cfg.hz > 0 ? cfg.hz : 10));
     /* Client-side caching: invalidations of keys expired above, and the
      * tracking-table-max-keys limit. */
     tracking_cron(w);
+    /* This worker's client buffers, for INFO memory / MEMORY STATS. */
+    memstats_worker_cron(w);
+    /* maxmemory-clients: recount every client, evict if over. */
+    if (cev_enabled())
+        cev_worker_cron(w);
 }
 
 static void *worker_main(void *arg)
@@ -798,6 +902,7 @@ static void *worker_main(void *arg)
     cur_worker = w;
     db_tstats = &w->stats.db;
     prop_thread_register(); /* this worker's change counter (persist/prop.h) */
+    mem_thread_register();  /* this worker's allocator counters (base/mem.h) */
     snprintf(name, sizeof(name), "hotkv-w%d", w->id);
     pthread_setname_np(pthread_self(), name);
     w->next_cron_ms = time_ms();
@@ -810,6 +915,7 @@ static void *worker_main(void *arg)
             if (bt >= 0 && bt < timeout)
                 timeout = (int)bt;
         }
+        timeout = expire_timeout(timeout);
         if (w->resume || w->push_head)
             timeout = 0;
         if (timeout < 0)
@@ -839,6 +945,7 @@ static void *worker_main(void *arg)
         aof_before_reply(); /* one group commit for this turn's replies */
         flush_pending(w);
         flush_push(w, PUSH_BUDGET);
+        expire_turn(w, n == 0);
         now = time_ms();
         if (now >= w->next_cron_ms) {
             cron(w);
@@ -860,6 +967,8 @@ static void *worker_main(void *arg)
         nanosleep(&ts, NULL);
     }
     prop_thread_unregister();
+    evict_thread_exit();
+    mem_thread_unregister();
     return NULL;
 }
 
@@ -1058,9 +1167,11 @@ void stats_sum(struct worker_stats *o)
         o->net_out += STAT_GET(s->net_out);
         o->errors += STAT_GET(s->errors);
         o->unexpected_errors += STAT_GET(s->unexpected_errors);
+        o->evicted_clients += STAT_GET(s->evicted_clients);
         o->db.hits += STAT_GET(s->db.hits);
         o->db.misses += STAT_GET(s->db.misses);
         o->db.expired += STAT_GET(s->db.expired);
+        o->db.evicted += STAT_GET(s->db.evicted);
         if (calls) {
             for (int k = 0; k < ncmd; k++) {
                 calls[k] += STAT_GET(s->cmd_calls[k]);
@@ -1084,9 +1195,11 @@ static void reset_one(struct worker *w, void *arg)
     STAT_SET(st->net_out, 0);
     STAT_SET(st->errors, 0);
     STAT_SET(st->unexpected_errors, 0);
+    STAT_SET(st->evicted_clients, 0);
     STAT_SET(st->db.hits, 0);
     STAT_SET(st->db.misses, 0);
     STAT_SET(st->db.expired, 0);
+    STAT_SET(st->db.evicted, 0);
     for (int k = 0; k < ncmd; k++) {
         STAT_SET(st->cmd_calls[k], 0);
         STAT_SET(st->cmd_usec[k], 0);

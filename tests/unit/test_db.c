@@ -34,6 +34,13 @@ static struct entry *get(int db, const char *key)
     return db_get(db, key_slot(key, strlen(key)), key, strlen(key), LK_NOSTATS);
 }
 
+/* One sweeper pass with a budget and no stop on a clean batch. */
+static long sweep(unsigned *cursor, long long budget_us)
+{
+    struct expire_pass p = {.budget_us = budget_us};
+    return db_active_expire(0, NSLOTS, cursor, &p);
+}
+
 TEST(test_db_lazy_expiry_deletes_on_lookup)
 {
     setup();
@@ -104,7 +111,7 @@ TEST(test_db_active_expire_removes_only_expired)
     unsigned cursor = 0;
     long removed = 0;
     for (int pass = 0; pass < 100 && removed < 5000; pass++)
-        removed += db_active_expire(0, NSLOTS, &cursor, 1000000);
+        removed += sweep(&cursor, 1000000);
     CHECK_EQ(removed, 5000);
     CHECK_EQ(db_size(0), 0);
     CHECK_EQ(db_size(1), 5000);
@@ -118,10 +125,15 @@ TEST(test_db_active_expire_skips_locked_slot)
     put(0, "locked", "x", time_ms() - 10);
     unsigned s = key_slot("locked", 6), cursor = 0;
     spin_lock(&ks.locks[s]);
-    CHECK_EQ(db_active_expire(0, NSLOTS, &cursor, 1000000), 0);
+    CHECK_EQ(sweep(&cursor, 1000000), 0);
+    struct expire_pass p = {.budget_us = 1000000};
+    cursor = 0;
+    CHECK_EQ(db_active_expire(0, NSLOTS, &cursor, &p), 0);
+    CHECK_EQ(p.busy, 1); /* the caller learns that a slot was skipped */
+    CHECK_EQ(p.timed_out, 0);
     spin_unlock(&ks.locks[s]);
     cursor = 0;
-    CHECK_EQ(db_active_expire(0, NSLOTS, &cursor, 1000000), 1);
+    CHECK_EQ(sweep(&cursor, 1000000), 1);
 }
 
 TEST(test_db_active_expire_respects_budget)
@@ -134,15 +146,76 @@ TEST(test_db_active_expire_respects_budget)
     }
     unsigned cursor = 0;
     /* A zero budget stops after the first batch of slots: far from all. */
-    long first = db_active_expire(0, NSLOTS, &cursor, 0);
+    struct expire_pass p = {.budget_us = 0, .batch = 25, .stale_pct = 9};
+    long first = db_active_expire(0, NSLOTS, &cursor, &p);
     CHECK(first > 0);
     CHECK(first < 200000);
     CHECK(cursor > 0);
+    CHECK_EQ(p.timed_out, 1); /* all expired: the batches never stop it */
+    CHECK_EQ(p.expired, first);
+    CHECK_EQ(p.checked, first);
     long total = first;
-    for (int pass = 0; pass < 10000 && total < 200000; pass++)
-        total += db_active_expire(0, NSLOTS, &cursor, 0);
+    /* (the budget is checked after every slot swept: one slot a pass) */
+    for (int pass = 0; pass < 100000 && total < 200000; pass++)
+        total += sweep(&cursor, 0);
     CHECK_EQ(total, 200000);
     CHECK_EQ(db_size(0), 0);
+    /* Tables emptied by the sweep are gone; none left oversized. */
+    for (unsigned s = 0; s < NSLOTS; s++)
+        CHECK(ks.dbs[0]->t[s] == NULL);
+}
+
+TEST(test_db_active_expire_stops_on_a_clean_batch)
+{
+    /* 2 % of the keys expired: a pass stops after its first batch of 25+
+     * keys (Redis's acceptable-stale rule), long before its budget. */
+    setup();
+    char k[32];
+    for (int i = 0; i < 100000; i++) {
+        snprintf(k, sizeof(k), "c:%d", i);
+        put(0, k, "x", i % 50 == 0 ? time_ms() - 10 : time_ms() + 3600000);
+    }
+    unsigned cursor = 0;
+    struct expire_pass p = {.budget_us = 10000000, .batch = 25, .stale_pct = 9};
+    db_active_expire(0, NSLOTS, &cursor, &p);
+    CHECK_EQ(p.timed_out, 0);
+    CHECK(p.checked >= 25);
+    CHECK(p.checked < 1000);
+    CHECK(cursor > 0 && cursor < 200);
+    /* Without the batch rule the pass covers everything. */
+    cursor = 0;
+    CHECK_EQ(sweep(&cursor, 10000000), 2000 - p.expired);
+    CHECK_EQ(db_size(0), 98000);
+    CHECK_EQ(db_expires(0), 98000);
+}
+
+TEST(test_db_active_expire_shrinks_tables_once)
+{
+    /* Most keys of a slot expire: the table is shrunk after the scan (not
+     * at each removal) and the survivors stay findable. */
+    setup();
+    char k[32];
+    for (int i = 0; i < 300000; i++) {
+        snprintf(k, sizeof(k), "s:%d", i);
+        put(0, k, "x", i % 20 == 0 ? time_ms() + 3600000 : time_ms() - 10);
+    }
+    uint32_t cap_before = 0;
+    for (unsigned s = 0; s < NSLOTS; s++)
+        if (ks.dbs[0]->t[s] && ks.dbs[0]->t[s]->cap > cap_before)
+            cap_before = ks.dbs[0]->t[s]->cap;
+    unsigned cursor = 0;
+    CHECK_EQ(sweep(&cursor, 10000000), 285000);
+    CHECK_EQ(db_size(0), 15000);
+    for (unsigned s = 0; s < NSLOTS; s++) {
+        struct table *t = ks.dbs[0]->t[s];
+        if (t)
+            CHECK((uint64_t)t->used * 100 >= (uint64_t)t->cap * 20 || t->cap <= 16);
+    }
+    for (int i = 0; i < 300000; i += 20) {
+        snprintf(k, sizeof(k), "s:%d", i);
+        CHECK(get(0, k) != NULL);
+    }
+    CHECK(cap_before > 16);
 }
 
 TEST(test_db_lock_slots_sorts_and_dedups)

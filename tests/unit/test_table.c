@@ -173,6 +173,50 @@ TEST(test_table_growth_and_shrink)
     table_free(t, entry_free);
 }
 
+TEST(test_table_remove_keep_then_shrink)
+{
+    /* Removing without shrinking keeps every other entry at its index;
+     * one table_shrink() then brings the table to about the size removals
+     * one by one leave (between 20% and 50% full), in one rehash. */
+    struct table *t = table_new(4), *ref = table_new(4);
+    for (unsigned i = 0; i < 5000; i++) {
+        insert_key(&t, i);
+        insert_key(&ref, i);
+    }
+    uint32_t cap = t->cap;
+    long idx_of_last = find_key(t, 4999);
+    for (unsigned i = 0; i < 4990; i++) {
+        long idx = find_key(t, i);
+        CHECK(idx >= 0);
+        struct entry *e = t->slots[idx];
+        table_remove_keep(t, idx);
+        entry_free(e);
+        CHECK(remove_key(&ref, i));
+    }
+    CHECK_EQ(t->cap, cap);
+    CHECK_EQ(t->used, 10);
+    CHECK_EQ(find_key(t, 4999), idx_of_last);
+    CHECK(table_consistent(t));
+    table_shrink(&t);
+    CHECK((uint64_t)t->used * 100 >= (uint64_t)t->cap * 20);
+    CHECK(t->cap <= ref->cap * 2 && t->cap * 2 >= ref->cap);
+    CHECK_EQ(t->tombs, 0);
+    CHECK(table_consistent(t));
+    for (unsigned i = 4990; i < 5000; i++)
+        CHECK(slot_is_key(t, find_key(t, i), i));
+    uint32_t shrunk = t->cap;
+    table_shrink(&t); /* nothing more to do */
+    CHECK_EQ(t->cap, shrunk);
+    /* A small table is left alone (as table_remove leaves it). */
+    for (unsigned i = 4990; i < 4999; i++)
+        CHECK(remove_key(&t, i));
+    table_shrink(&t);
+    CHECK(t->cap <= 16);
+    CHECK(slot_is_key(t, find_key(t, 4999), 4999));
+    table_free(t, entry_free);
+    table_free(ref, entry_free);
+}
+
 TEST(test_table_tombstone_reuse)
 {
     /* A key removed from the middle of a probe run leaves a tombstone; the
