@@ -628,7 +628,9 @@ run:
         c->last_cmd = cmd;
         /* What the command allocated or freed reaches the shared total now
          * (base/mem.h), not at this thread's next command: other threads'
-         * maxmemory checks read it, and this thread may go idle. */
+         * maxmemory checks read it, and this thread may go idle.  Done with
+         * no limit set too, so the estimate is right the moment one is
+         * (about 8 instructions). */
         mem_publish();
     }
     goto done;

@@ -376,7 +376,7 @@ int evict_perform(void)
         return EVICT_OK;
     }
     exceeded_start();
-    int policy = mm_policy;
+    int policy = __atomic_load_n(&mm_policy, __ATOMIC_RELAXED);
     if (policy == MM_NOEVICTION)
         return EVICT_FAIL;
 

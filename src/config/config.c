@@ -402,7 +402,7 @@ static int set_maxmemory_policy(const struct param *p, int argc, char **argv, ch
             retire(*(char **)p->ptr);
             *(char **)p->ptr = hk_strdup(policies[i]);
             db_lfu_mode = strstr(policies[i], "lfu") != NULL;
-            mm_policy = i; /* same order as cmd/evict.h MM_* */
+            __atomic_store_n(&mm_policy, i, __ATOMIC_RELAXED); /* same order as cmd/evict.h MM_* */
             return 0;
         }
     }
