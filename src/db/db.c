@@ -20,9 +20,18 @@ static struct db_stats dummy_stats;
 volatile int db_lfu_mode;
 volatile int db_lfu_log_factor = 10, db_lfu_decay_time = 1;
 
-static unsigned lfu_minutes(void)
+/* Minutes for the LFU decay, cached with the LRU clock by the cron (a
+ * clock read per access costs more than the rest of the LFU update). */
+_Atomic uint32_t lfu_minutes_now;
+
+uint32_t lfu_minutes_clock(void)
 {
-    return (unsigned)((time_ms() / 60000) & 65535);
+    return (uint32_t)((time_ms() / 60000) & 65535);
+}
+
+static inline unsigned lfu_minutes(void)
+{
+    return atomic_load_explicit(&lfu_minutes_now, memory_order_relaxed);
 }
 
 uint32_t lfu_init(void)
@@ -76,6 +85,7 @@ void db_init(int ndb)
         ks.dbs[i] = hk_calloc(sizeof(struct db));
     table_seed = rand64() | 1;
     lru_clock_now = lru_clock();
+    lfu_minutes_now = lfu_minutes_clock();
 }
 
 static int cmp_uint(const void *a, const void *b)

@@ -74,6 +74,9 @@ extern _Thread_local struct db_stats *db_tstats;
 /* LRU clock in seconds, 24 bits, as Redis keeps it; updated by the cron. */
 extern _Atomic uint32_t lru_clock_now;
 uint32_t lru_clock(void);
+/* LFU decay clock: minutes mod 65536, cached like lru_clock_now. */
+extern _Atomic uint32_t lfu_minutes_now;
+uint32_t lfu_minutes_clock(void);
 
 /* LFU mode (maxmemory-policy *-lfu): the entry's 24-bit lru field holds
  * 16 bits of "last decrement time" in minutes and an 8-bit logarithmic

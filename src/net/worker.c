@@ -854,8 +854,10 @@ static void cron(struct worker *w)
 {
     long long now = time_ms();
     /* Worker 0 advances the LRU clock for everybody. */
-    if (w->id == 0)
+    if (w->id == 0) {
         lru_clock_now = lru_clock();
+        lfu_minutes_now = lfu_minutes_clock();
+    }
     /* Idle timeout. */
     int idle_timeout = __atomic_load_n(&cfg.timeout, __ATOMIC_RELAXED); /* CONFIG SET on any thread */
     if (idle_timeout > 0) {
