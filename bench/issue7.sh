@@ -277,12 +277,14 @@ LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # ---------------------------------------------------------------- report
 REPORT="$W/report.md"
-HOTKV_REV=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet HEAD 2>/dev/null || echo "+dirty")
+# The binary, not the tree, is what was measured: its build time and hash,
+# and the checkout's HEAD at report time for reference.
+HOTKV_REV="binary of $(stat -c %y "$HOTKV" 2>/dev/null | cut -d. -f1), sha1 $(sha1sum "$HOTKV" 2>/dev/null | cut -c1-12); HEAD now $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet HEAD 2>/dev/null || echo "+dirty")"
 {
     echo "# Issue 7 cache benchmark: Zipf GET-miss-then-SET under maxmemory ($(date +%F))"
     echo
     echo "Command: \`$CMDLINE\`  "
-    echo "HotKV: \`$HOTKV ${HOTKV_BASE[*]} --save \"\" --appendonly no\` (tree $HOTKV_REV); redis: \`$($REDIS --version | cut -d' ' -f1-3) --save \"\" --appendonly no\`  "
+    echo "HotKV: \`$HOTKV ${HOTKV_BASE[*]} --save \"\" --appendonly no\` ($HOTKV_REV); redis: \`$($REDIS --version | cut -d' ' -f1-3) --save \"\" --appendonly no\`  "
     echo "Machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), load $LOAD0 at start, $LOAD1 at end; server on core $SERVER_CPU, cachebench on core $CLIENT_CPU.  "
     echo "Workload: $CLIENTS connections, pipeline $PIPELINE, Zipf s = $ZIPF over $N keys (20-byte names), GET, then SET of a $VSIZE-byte value on a miss; warm-up $WARM_DESC, then $T s measured$( [ "$INTERLEAVE" != 0 ] && echo " per server in interleaved turns of $INTERLEAVE s (both servers alive, one loaded at a time)" || echo " (one server alive at a time)"); seed $SEED; $R run(s), median.  "
     echo "maxmemory: $WS_NOTE."
