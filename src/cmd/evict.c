@@ -27,9 +27,9 @@ _Thread_local int evict_pre_cmd_oom;
  * EXEC with slot locks held): candidates are locked with trylock only. */
 static _Thread_local int trylock_only;
 /* Set there too: read the process total exactly (mem_used), not the fast
- * estimate.  While maxmemory was 0 nothing published the threads' changes
- * (a FLUSHALL's gigabytes may be missing from the shared total), and an
- * estimate that far off would evict far too much, or too little. */
+ * estimate: a shrink is rare, and an estimate off by the other threads'
+ * unpublished change (< 64 KB each) would evict a little too much or too
+ * little. */
 static _Thread_local int exact_used;
 
 /* ------------------------------------------------------------ pool --- */
@@ -392,6 +392,9 @@ int evict_perform(void)
             break; /* nothing left that this policy may evict */
         freed += got;
         keys++;
+        /* What was freed reaches the shared total now: the other workers
+         * check against it meanwhile, and would evict it over again. */
+        mem_publish();
         if ((keys & 15) == 0) {
             /* Other threads (and the lazyfree thread) free memory too:
              * look at the whole process again. */

@@ -948,6 +948,11 @@ static void *worker_main(void *arg)
         flush_pending(w);
         flush_push(w, PUSH_BUDGET);
         expire_turn(w, n == 0);
+        /* What this turn freed or allocated outside commands (a closed
+         * client's buffers, replies written out) reaches the shared total
+         * now: the other workers' maxmemory checks read it, and an idle
+         * worker may not run a command for a long time (base/mem.h). */
+        mem_publish();
         now = time_ms();
         if (now >= w->next_cron_ms) {
             cron(w);
