@@ -233,10 +233,26 @@ void config_defaults(void)
     cfg.aof_rewrite_incremental_fsync = 1;
 }
 
+int config_mem_unit(const char *u, unsigned long long *mul)
+{
+    static const struct {
+        const char *name;
+        unsigned long long mul;
+    } units[] = {{"", 1},           {"b", 1},           {"k", 1000},       {"kb", 1024},
+                 {"m", 1000 * 1000}, {"mb", 1024 * 1024}, {"g", 1000000000ULL}, {"gb", 1024ULL * 1024 * 1024}};
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+        if (!strcasecmp(u, units[i].name)) {
+            *mul = units[i].mul;
+            return 1;
+        }
+    return 0;
+}
+
 long long config_mem_parse(const char *s, int *ok)
 {
     char *end;
-    long long mul = 1, v;
+    unsigned long long mul;
+    long long v;
     size_t n = strlen(s);
     char num[64];
     size_t i = 0;
@@ -247,29 +263,14 @@ long long config_mem_parse(const char *s, int *ok)
         return 0;
     memcpy(num, s, i);
     num[i] = 0;
-    const char *u = s + i;
-    if (!*u || !strcasecmp(u, "b"))
-        mul = 1;
-    else if (!strcasecmp(u, "k"))
-        mul = 1000;
-    else if (!strcasecmp(u, "kb"))
-        mul = 1024;
-    else if (!strcasecmp(u, "m"))
-        mul = 1000 * 1000;
-    else if (!strcasecmp(u, "mb"))
-        mul = 1024 * 1024;
-    else if (!strcasecmp(u, "g"))
-        mul = 1000LL * 1000 * 1000;
-    else if (!strcasecmp(u, "gb"))
-        mul = 1024LL * 1024 * 1024;
-    else
+    if (!config_mem_unit(s + i, &mul))
         return 0;
     errno = 0;
     v = strtoll(num, &end, 10);
-    if (errno || *end || (v > 0 && v > LLONG_MAX / mul))
+    if (errno || *end || (v > 0 && v > LLONG_MAX / (long long)mul))
         return 0;
     *ok = 1;
-    return v * mul;
+    return v * (long long)mul;
 }
 
 static const struct param *find_param(const char *name)

@@ -25,6 +25,9 @@ int config_apply(int argc, char **argv, char *err, size_t errlen);
 int config_from_args(int argc, char **argv, char *err, size_t errlen);
 void config_command(struct client *c);
 long long config_mem_parse(const char *s, int *ok);
+/* The multiplier of a memory unit suffix ("", b, k, kb, m, mb, g, gb, any
+ * case); 0 when u is not one. */
+int config_mem_unit(const char *u, unsigned long long *mul);
 /* Called after maxmemory is set (cmd/evict.c installs it). */
 extern void (*config_maxmemory_hook)(void);
 

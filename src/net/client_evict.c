@@ -12,6 +12,7 @@
 #include "../base/log.h"
 #include "../base/mem.h"
 #include "../cmd/memstats.h"
+#include "../config/config.h"
 
 long long cev_maxmemory_clients;
 
@@ -334,21 +335,7 @@ static int mem_parse(const char *s, long long *out)
         return 0;
     while (*u >= '0' && *u <= '9')
         u++;
-    if (!*u || !strcasecmp(u, "b"))
-        mul = 1;
-    else if (!strcasecmp(u, "k"))
-        mul = 1000;
-    else if (!strcasecmp(u, "kb"))
-        mul = 1024;
-    else if (!strcasecmp(u, "m"))
-        mul = 1000 * 1000;
-    else if (!strcasecmp(u, "mb"))
-        mul = 1024 * 1024;
-    else if (!strcasecmp(u, "g"))
-        mul = 1000ULL * 1000 * 1000;
-    else if (!strcasecmp(u, "gb"))
-        mul = 1024ULL * 1024 * 1024;
-    else
+    if (!config_mem_unit(u, &mul))
         return 0;
     if (u - s >= 128)
         return 0;
