@@ -5,6 +5,7 @@ between HotKV and redis-server 7.0 both ways."""
 import os
 import subprocess
 import threading
+import tempfile
 import time
 
 import pytest
@@ -229,22 +230,27 @@ def test_dump_restore_with_real_redis(server):
     proc = None
     if ref is None:
         import socket
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-        s.close()
-        proc = subprocess.Popen(["redis-server", "--port", str(port), "--save", "", "--appendonly", "no"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 10
-        while True:
-            try:
-                redis.Redis(port=port).ping()
+        # The free port found here can be taken by another process before
+        # redis-server binds it (it then exits): try again on a new one.
+        for attempt in range(5):
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+            s.close()
+            proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                                     "--appendonly", "no", "--dir", tempfile.mkdtemp(prefix="redis-ref-")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            deadline = time.time() + 10
+            while proc.poll() is None:
+                try:
+                    redis.Redis(host="127.0.0.1", port=port).ping()
+                    break
+                except redis.ConnectionError:
+                    if time.time() > deadline:
+                        raise
+                    time.sleep(0.05)
+            if proc.poll() is None:
                 break
-            except redis.ConnectionError:
-                if time.time() > deadline:
-                    raise
-                time.sleep(0.05)
-        real = redis.Redis(port=port)
+        real = redis.Redis(host="127.0.0.1", port=port)
     else:
         real = ref.client()
     try:
