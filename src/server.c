@@ -24,6 +24,7 @@
 #include "config/config.h"
 #include "server.h"
 #include "db/object.h"
+#include "ds/vdist.h"
 #include "persist/snapshot.h"
 
 atomic_int shutdown_save_mode = -1;
@@ -121,6 +122,7 @@ int server_main(int argc, char **argv)
     db_init(cfg.databases);
     notify_init();
     evict_init();
+    vd_init(); /* vector-set kernels for this CPU (ds/vdist.h) */
     lazyfree_start();
     memstats_mark_startup(); /* used_memory_startup: before any data (cmd/memstats.h) */
     /* The dataset comes back before the first client: AOF when appendonly
