@@ -413,6 +413,11 @@ int rdb_r_raw(struct rdb_in *in, void *p, size_t n)
     }
     /* A big read on an fd: what is buffered, then straight into p. */
     size_t have = in->len - in->pos;
+    if (have >= n) { /* the buffer already holds all of it */
+        memcpy(p, in->mem + in->pos, n);
+        in->pos += n;
+        return 0;
+    }
     memcpy(p, in->mem + in->pos, have);
     in->pos = in->len;
     in_crc_update(in);

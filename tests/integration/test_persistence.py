@@ -357,3 +357,32 @@ def test_info_persistence_fields(d):
         assert c.info("persistence")["rdb_changes_since_last_save"] >= 2
     finally:
         s.stop()
+
+
+def test_reload_values_around_the_read_buffer_size(d):
+    """Strings longer than half the loader's 256 KiB read buffer are read
+    straight into place; when the buffer already held all of such a value
+    the loader copied past it (a 150 KB string then a small key crashed
+    the load).  Sizes around every boundary, each followed by small keys."""
+    s = start(d)
+    c = s.client()
+    try:
+        sizes = [128 * 1024 - 1, 128 * 1024, 128 * 1024 + 1, 150000, 200000, 256 * 1024 - 1, 256 * 1024,
+                 256 * 1024 + 1, 300000, 1 << 20]
+        vals = {}
+        for i, n in enumerate(sizes):
+            v = os.urandom(n)
+            vals[b"big:%d" % i] = v
+            vals[b"small:%d" % i] = b"x" * (i + 1)
+        for k, v in vals.items():
+            c.set(k, v)
+        assert c.execute_command("DEBUG", "RELOAD") in (True, b"OK")
+        for k, v in vals.items():
+            assert c.get(k) == v, k
+        s.stop()
+        s = start(d)  # and from the file at start-up
+        c = s.client()
+        for k, v in vals.items():
+            assert c.get(k) == v, k
+    finally:
+        s.stop()
