@@ -210,6 +210,10 @@ typedef void cmd_fn(struct client *c);
  * function libraries too); EXEC takes it up front for them (lock order:
  * script mutex, then slots). */
 #define CMD_NEEDS_SCRIPT_MUTEX (1u << 26)
+/* HotKV-only, with CMD_SELF_LOCKING: self-locking only at top level (VSIM
+ * takes its slot lock just for the lookup); inside EXEC or a script its
+ * key positions are locked by the context like any keyed command's. */
+#define CMD_SELF_KEYED (1u << 27)
 
 /* ACL categories. */
 #define ACL_KEYSPACE (1u << 0)
@@ -233,6 +237,7 @@ typedef void cmd_fn(struct client *c);
 #define ACL_CONNECTION (1u << 18)
 #define ACL_TRANSACTION (1u << 19)
 #define ACL_SCRIPTING (1u << 20)
+#define ACL_VECTORSET (1u << 21)
 
 struct cmd {
     const char *name;        /* lower case; "client|kill" style for subs */

@@ -817,6 +817,7 @@ static const struct cmd_doc cmd_docs[] = {
 #include "t_set.docs"
 #include "t_zset.docs"
 #include "t_stream.docs"
+#include "t_vset.docs"
 #include "t_dump.docs"
 #include "t_sort.docs"
 #include "t_bitops.docs"
@@ -884,6 +885,7 @@ static const struct {
     {ACL_CONNECTION, "connection"},
     {ACL_TRANSACTION, "transaction"},
     {ACL_SCRIPTING, "scripting"},
+    {ACL_VECTORSET, "vectorset"},
 };
 #define NACL (sizeof(acl_names) / sizeof(acl_names[0]))
 

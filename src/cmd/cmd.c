@@ -19,6 +19,7 @@
 #include "evict.h"
 #include "multi.h"
 #include "tracking.h"
+#include "t_vset.h"
 #include "../script/script.h"
 #include "../persist/aof.h"
 #include "../persist/snapshot.h"
@@ -35,6 +36,7 @@
 #define NA CMD_NO_AUTH
 #define ALL CMD_ALL_LOCKS
 #define SELF CMD_SELF_LOCKING
+#define SELFK (CMD_SELF_LOCKING | CMD_SELF_KEYED)
 
 #define A_KS ACL_KEYSPACE
 #define A_R ACL_READ
@@ -223,6 +225,7 @@ struct cmd cmd_table[] = {
 #include "t_set.tab"
 #include "t_zset.tab"
 #include "t_stream.tab"
+#include "t_vset.tab"
 #include "t_dump.tab"
 #include "t_sort.tab"
 #include "multi.tab"

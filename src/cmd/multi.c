@@ -227,7 +227,8 @@ static int needs_all(const struct cmd *cmd)
         return 1;
     if (cmd->fn == info_command || cmd->fn == client_command || cmd->fn == config_command)
         return 1;
-    if ((cmd->flags & CMD_SELF_LOCKING) && !needs_no_locks(cmd) && !(cmd->acl & ACL_SCRIPTING))
+    if ((cmd->flags & CMD_SELF_LOCKING) && !(cmd->flags & CMD_SELF_KEYED) && !needs_no_locks(cmd) &&
+        !(cmd->acl & ACL_SCRIPTING))
         return 1;
     return 0;
 }
@@ -240,7 +241,7 @@ void cmd_call(struct client *c, const struct cmd *cmd)
     c->cmd = cmd;
     if (needs_all(cmd)) {
         lockctx_ensure_all();
-    } else if (!(cmd->flags & CMD_SELF_LOCKING)) {
+    } else if (!(cmd->flags & CMD_SELF_LOCKING) || (cmd->flags & CMD_SELF_KEYED)) {
         int idx[64], *kidx = c->argc > 64 ? hk_malloc(sizeof(int) * (size_t)c->argc) : idx;
         int nk = cmd_keys(cmd, c, kidx, c->argc);
         for (int i = 0; i < nk; i++) {

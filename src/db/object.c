@@ -27,6 +27,7 @@ const struct type_ops *obj_ops(uint8_t type)
     case OBJ_SET: return &set_type_ops;
     case OBJ_ZSET: return &zset_type_ops;
     case OBJ_STREAM: return &stream_type_ops;
+    case OBJ_VSET: return &vset_type_ops;
     default: return NULL;
     }
 }

@@ -42,6 +42,7 @@ struct type_ops {
  * obj_ops() returns NULL for strings, whose value is inline bytes. */
 extern const struct type_ops list_type_ops, hash_type_ops, set_type_ops, zset_type_ops;
 extern const struct type_ops stream_type_ops; /* cmd/t_stream.c */
+extern const struct type_ops vset_type_ops;   /* cmd/t_vset.c */
 const struct type_ops *obj_ops(uint8_t type);
 
 /* Encoding thresholds (Redis parameter names and defaults). */
