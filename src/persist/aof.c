@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -42,9 +43,11 @@
 #include "../cmd/multi.h"
 #include "../cmd/t_hash.h"
 #include "../cmd/t_stream.h"
+#include "../cmd/t_vset.h"
 #include "../db/db.h"
 #include "../db/object.h"
 #include "../server.h"
+#include "../script/crc64.h"
 #include "../script/script.h"
 #include "rdb.h"
 #include "prop.h"
@@ -1283,6 +1286,146 @@ static void rewrite_stream(struct bw *w, const char *key, size_t klen, struct en
     }
 }
 
+/* Vector sets: per element a VADD that rebuilds it: the stored vector
+ * (dequantized for Q8/BIN) times its norm as an FP32 blob, the set's
+ * quantization and M, SETATTR with its attributes.  Replaying adds the
+ * same elements with the same stored vectors (VEMB equal to float
+ * rounding), but builds its own graph: VLINKS may differ.  (With the RDB
+ * preamble, the default, the base keeps the graph as it is.)
+ *
+ * A REDUCE set cannot be written so: VADD REDUCE takes vectors in the
+ * original space, and only their projections are kept, which the
+ * projection does not let us invert.  Such a set is written as RESTORE of
+ * its DUMP payload (the RDB value, module type hotkv-vec), which restores
+ * it exactly, graph included; only HotKV replays that form. */
+struct vvisit {
+    struct bw *w;
+    const char *key;
+    size_t klen;
+    struct hnsw *h;
+    float *v;
+    unsigned char *blob;
+    const char *quant;
+    char m[24];
+};
+
+/* A Q8 vector (codes q, range) as a unit vector that VADD quantizes back
+ * to the same codes and range: the components coded +-127 at +-range, the
+ * others their dequantized values scaled so that the norm is 1 (the
+ * original vector's was; the scale is within the quantization error of 1,
+ * so no code moves).  Plain dequantization would have a norm off 1 by the
+ * quantization error, and the replayed set a range (and so scores) off by
+ * as much.  Falls back to plain dequantization when no such scale fits. */
+static void q8_unit_vector(const int8_t *q, float range, uint32_t dim, float *out)
+{
+    double fixed = 0, rest = 0, s = 1;
+    int qmax = 0; /* largest code not at the range */
+    for (uint32_t i = 0; i < dim; i++) {
+        double v = (double)q[i] * range / 127.0;
+        if (q[i] == 127 || q[i] == -127) {
+            fixed += v * v;
+        } else {
+            rest += v * v;
+            if (abs(q[i]) > qmax)
+                qmax = abs(q[i]);
+        }
+    }
+    if (range > 0 && fixed < 1 && rest > 0) {
+        /* No code may move by half a step: clamp the scale (then the norm
+         * is only closer to 1). */
+        double lim = 0.45 / qmax;
+        s = sqrt((1 - fixed) / rest);
+        if (s > 1 + lim)
+            s = 1 + lim;
+        if (s < 1 - lim)
+            s = 1 - lim;
+    }
+    for (uint32_t i = 0; i < dim; i++) {
+        double v = (double)q[i] * range / 127.0;
+        out[i] = (float)(q[i] == 127 || q[i] == -127 ? v : v * s);
+    }
+}
+
+static void visit_vadd(void *ctx, const char *name, size_t nlen, const char *attr, size_t alen, uint32_t id)
+{
+    struct vvisit *x = ctx;
+    struct bw *w = x->w;
+    uint32_t dim = hnsw_dim(x->h);
+    float l2 = hnsw_get_vector(x->h, id, x->v);
+    if (hnsw_quant(x->h) == HNSW_Q8) {
+        size_t n;
+        float range;
+        const int8_t *q = hnsw_raw(x->h, id, &n, &range);
+        if (q && n == dim)
+            q8_unit_vector(q, range, dim, x->v);
+    }
+    for (uint32_t i = 0; i < dim; i++) {
+        float f = x->v[i] * l2;
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        x->blob[4 * i] = (unsigned char)u;
+        x->blob[4 * i + 1] = (unsigned char)(u >> 8);
+        x->blob[4 * i + 2] = (unsigned char)(u >> 16);
+        x->blob[4 * i + 3] = (unsigned char)(u >> 24);
+    }
+    int attrs = attr && alen;
+    bw_count(w, '*', attrs ? 10 : 8);
+    bw_bulk_cstr(w, "VADD");
+    bw_bulk(w, x->key, x->klen);
+    bw_bulk_cstr(w, "FP32");
+    bw_bulk(w, (const char *)x->blob, (size_t)dim * 4);
+    bw_bulk(w, name, nlen);
+    bw_bulk_cstr(w, x->quant);
+    bw_bulk_cstr(w, "M");
+    bw_bulk_cstr(w, x->m);
+    if (attrs) {
+        bw_bulk_cstr(w, "SETATTR");
+        bw_bulk(w, attr, alen);
+    }
+}
+
+static int rewrite_vset(struct bw *w, const char *key, size_t klen, struct entry *e)
+{
+    struct vset *vs = entry_ptr(e);
+    const float *proj;
+    if (vset_reduce_from(vs, &proj)) {
+        struct rdb_out o;
+        int ver = __atomic_load_n(&cfg.rdb_version, __ATOMIC_RELAXED);
+        if (ver < 10 || ver > RDB_VERSION_MAX)
+            ver = RDB_VERSION_DEFAULT;
+        rdb_out_init_mem(&o);
+        o.compress = __atomic_load_n(&cfg.rdbcompression, __ATOMIC_RELAXED);
+        if (rdb_save_value(&o, e, ver) < 0) {
+            rdb_out_free(&o);
+            log_msg(LL_WARNING, "AOF rewrite: a vector set could not be serialized");
+            return -1;
+        }
+        unsigned char foot[8] = {(unsigned char)(ver & 0xff), (unsigned char)(ver >> 8)};
+        rdb_w_raw(&o, foot, 2);
+        uint64_t crc = crc64(0, o.buf, o.len);
+        for (int i = 0; i < 8; i++)
+            foot[i] = (unsigned char)(crc >> (8 * i));
+        rdb_w_raw(&o, foot, 8);
+        bw_count(w, '*', 4);
+        bw_bulk_cstr(w, "RESTORE");
+        bw_bulk(w, key, klen);
+        bw_bulk_cstr(w, "0");
+        bw_bulk(w, (const char *)o.buf, o.len);
+        rdb_out_free(&o);
+        return 0;
+    }
+    struct hnsw *h = vset_index(vs);
+    struct vvisit x = {w, key, klen, h, hk_malloc((size_t)hnsw_dim(h) * sizeof(float)),
+                       hk_malloc((size_t)hnsw_dim(h) * 4), NULL, {0}};
+    int q = hnsw_quant(h);
+    x.quant = q == HNSW_F32 ? "NOQUANT" : q == HNSW_BIN ? "BIN" : "Q8";
+    snprintf(x.m, sizeof(x.m), "%u", hnsw_m(h));
+    vset_foreach(vs, visit_vadd, &x);
+    hk_free(x.v);
+    hk_free(x.blob);
+    return 0;
+}
+
 static int rewrite_key(struct bw *w, struct entry *e, long long now)
 {
     long long exp = entry_expire(e);
@@ -1321,6 +1464,10 @@ static int rewrite_key(struct bw *w, struct entry *e, long long now)
     }
     case OBJ_STREAM:
         rewrite_stream(w, key, klen, e);
+        break;
+    case OBJ_VSET:
+        if (rewrite_vset(w, key, klen, e) < 0)
+            return -1;
         break;
     default:
         log_msg(LL_WARNING, "AOF rewrite: unknown type %d", e->type);

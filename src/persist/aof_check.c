@@ -254,7 +254,7 @@ static int check_rdb_part(FILE *f, const char *name)
         default:
             break;
         }
-        if (!rdb_is_object_type(t) || t == RDB_TYPE_MODULE_PRE_GA || t == RDB_TYPE_MODULE_2) {
+        if (!rdb_is_object_type(t) || t == RDB_TYPE_MODULE_PRE_GA) {
             rdb_in_fail(&in, "unknown RDB value type %d", t);
             goto out;
         }

@@ -1034,8 +1034,8 @@ int rdb_load_in(struct rdb_in *in, struct rdb_load_stats *st)
             fail_at(in, rdb_in_offset(in) - 1, "Unknown RDB value type %d", t);
             return -1;
         }
-        if (t == RDB_TYPE_MODULE_PRE_GA || t == RDB_TYPE_MODULE_2) {
-            fail_at(in, rdb_in_offset(in) - 1, "Module values are not supported (RDB type %d)", t);
+        if (t == RDB_TYPE_MODULE_PRE_GA) {
+            fail_at(in, rdb_in_offset(in) - 1, "Pre-release module format not supported");
             return -1;
         }
         size_t kl;

@@ -53,7 +53,8 @@
 #define RDB_TYPE_HASH_METADATA 24
 #define RDB_TYPE_HASH_LISTPACK_EX 25
 #define RDB_TYPE_MAX 25
-/* A value type byte (module types included, which we refuse). */
+/* A value type byte (module types included: 7 loads HotKV's vector sets,
+ * 6 is refused). */
 #define rdb_is_object_type(t) (((t) >= 0 && (t) <= 7) || ((t) >= 9 && (t) <= RDB_TYPE_MAX))
 
 /* Opcodes. */
@@ -69,6 +70,28 @@
 #define RDB_OPCODE_EXPIRETIME 253
 #define RDB_OPCODE_SELECTDB 254
 #define RDB_OPCODE_EOF 255
+
+/* Module values (RDB_TYPE_MODULE_2): after the key, the 64-bit module type
+ * id as a length (Redis's scheme: a 9-character name from the alphabet
+ * A-Z a-z 0-9 - _, 6 bits per character, first character in the high
+ * bits, then a 10-bit encoding version), then the body as a sequence of
+ * (opcode, item) pairs ending with the EOF opcode, so a reader that does not
+ * know the module can still walk over it.  Opcodes and items are lengths:
+ * UINT/SINT + a length, FLOAT + 4 bytes LE, DOUBLE + 8 bytes LE, STRING + a
+ * string.  HotKV's vector sets are module type "hotkv-vec" (rdb_vset.c). */
+#define RDB_MODULE_OPCODE_EOF 0
+#define RDB_MODULE_OPCODE_SINT 1
+#define RDB_MODULE_OPCODE_UINT 2
+#define RDB_MODULE_OPCODE_FLOAT 3
+#define RDB_MODULE_OPCODE_DOUBLE 4
+#define RDB_MODULE_OPCODE_STRING 5
+#define RDB_VSET_MODULE_NAME "hotkv-vec"
+#define RDB_VSET_ENCVER 1
+/* The id of module type name (9 characters of the alphabet) with encoding
+ * version encver (0..1023); 0 when the name or version is invalid. */
+uint64_t rdb_module_type_id(const char *name, int encver);
+/* The 9-character name of a module type id (name: 10 bytes). */
+void rdb_module_type_name(uint64_t id, char *name);
 
 /* Length prefixes and string encodings. */
 #define RDB_6BITLEN 0
@@ -151,6 +174,11 @@ struct rdb_in {
     unsigned long long limit;       /* stop reading past this offset (0: none) */
     long long now_ms;               /* "now" for dropping expired hash fields (0: time_ms()) */
     int allow_dup;                  /* rdb_load_in: existing keys / libraries are replaced */
+    /* hotkv-check-rdb: a module value of a type we do not know is walked
+     * over (opcode framing) instead of refused; rdb_load_value then returns
+     * NULL with empty_key = 3 and the type's name in module_name. */
+    int skip_modules;
+    char module_name[10];
 };
 
 void rdb_in_init_fd(struct rdb_in *in, int fd);
@@ -206,6 +234,13 @@ struct entry *rdb_load_value(struct rdb_in *in, int t, const char *key, size_t k
 int rdb_skip_value(struct rdb_in *in, int t, unsigned long long *elems);
 /* Name of an rdb type ("string", "quicklist2" ...), "unknown" otherwise. */
 const char *rdb_type_name(int t);
+
+/* Vector sets (rdb_vset.c): the module value (type byte 7 + id + body)
+ * of an OBJ_VSET entry, and the body's loader (after the type byte; reads
+ * the module id first).  Values of other module types are refused, or
+ * skipped with in->skip_modules. */
+int rdb_save_vset(struct rdb_out *o, struct entry *e);
+struct entry *rdb_load_module(struct rdb_in *in, const char *key, size_t klen, long long expire);
 
 /* Streams (helper S, rdb_stream.c). */
 int rdb_save_stream(struct rdb_out *o, struct entry *e, int version);  /* writes type byte + payload */

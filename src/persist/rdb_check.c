@@ -21,7 +21,7 @@
 #define NTYPES 8 /* OBJ_STRING .. OBJ_VSET */
 
 struct dbstat {
-    unsigned long long keys, expires, expired, by_type[NTYPES], elems;
+    unsigned long long keys, expires, expired, by_type[NTYPES], elems, modules;
 };
 
 static const char *obj_type_name(int t)
@@ -33,6 +33,7 @@ static const char *obj_type_name(int t)
     case OBJ_ZSET: return "zset";
     case OBJ_HASH: return "hash";
     case OBJ_STREAM: return "stream";
+    case OBJ_VSET: return "vectorset";
     default: return "other";
     }
 }
@@ -93,6 +94,7 @@ int rdb_check_main(int argc, char **argv)
     }
     in.version = ver;
     in.now_ms = 1; /* keep every hash field: a checker reports, it does not expire */
+    in.skip_modules = 1; /* values of module types we do not know: walked over, as redis-check-rdb */
     printf("[offset 9] RDB version %d\n", ver);
     for (;;) {
         int t;
@@ -240,6 +242,19 @@ int rdb_check_main(int argc, char **argv)
                     d->expired++;
             }
             entry_free(e);
+        } else if (in.empty_key == 3) {
+            struct dbstat *d = &dbs[dbi];
+            d->keys++;
+            d->modules++;
+            total++;
+            printf("[offset %llu] Module value of type '%s' in key '%.*s': not checked (unknown module type; "
+                   "loading this file will fail)\n",
+                   at, in.module_name, (int)(kl > 128 ? 128 : kl), (char *)key);
+            if (expire >= 0) {
+                d->expires++;
+                if (expire <= now)
+                    d->expired++;
+            }
         } else {
             printf("[offset %llu] Empty key '%.*s' (skipped when loading)\n", at, (int)(kl > 128 ? 128 : kl),
                    (char *)key);
@@ -289,6 +304,8 @@ int rdb_check_main(int argc, char **argv)
                 printf("%s%s %llu", first ? "" : ", ", obj_type_name(t), d->by_type[t]);
                 first = 0;
             }
+        if (d->modules)
+            printf("%sunknown module %llu", first ? "" : ", ", d->modules);
         printf("), %llu elements, %llu expires, %llu already expired\n", d->elems, d->expires, d->expired);
     }
     printf("[info] %llu keys read\n", total);

@@ -16,6 +16,7 @@
  *                 value).  A hash with field TTLs is written as 24/25 for
  *                 v10/v11 too: nothing is lost, but only Redis 7.4+ reads
  *                 such a key (older ones refuse the file / payload).
+ *   vector set    7 MODULE_2, module type "hotkv-vec" (rdb_vset.c)
  *
  * Loading builds our structures through the type modules' own value layers
  * (t_hash.c, t_set.c, t_zset.c helpers), so every encoding threshold
@@ -195,6 +196,7 @@ int rdb_save_value(struct rdb_out *o, struct entry *e, int version)
     case OBJ_ZSET: return save_zset(o, e);
     case OBJ_HASH: return save_hash(o, e);
     case OBJ_STREAM: return rdb_save_stream(o, e, version);
+    case OBJ_VSET: return rdb_save_vset(o, e);
     default:
         o->err = o->err ? o->err : 22; /* EINVAL: a type RDB cannot hold */
         return -1;
@@ -1232,8 +1234,8 @@ struct entry *rdb_load_value(struct rdb_in *in, int t, const char *key, size_t k
         }
         return entry_new_obj(OBJ_STREAM, enc, key, klen, p, expire);
     }
-    case RDB_TYPE_MODULE_PRE_GA:
-    case RDB_TYPE_MODULE_2: rdb_in_fail(in, "Module values are not supported (RDB type %d)", t); return NULL;
+    case RDB_TYPE_MODULE_2: return rdb_load_module(in, key, klen, expire);
+    case RDB_TYPE_MODULE_PRE_GA: rdb_in_fail(in, "Pre-release module format not supported"); return NULL;
     default: rdb_in_fail(in, "Unknown RDB value type %d", t); return NULL;
     }
 }
