@@ -18,6 +18,21 @@ void test_fail_mem(const char *file, int line, const char *what, const void *a, 
 int test_current_failures(void);
 
 /* Register at load time; tests run sorted by name. */
+/* The sanitizer tiers of `make test` run this suite too, several times
+ * slower: long randomised tests scale their rounds with TEST_SCALE (a
+ * quarter under ASan or TSan). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TEST_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define TEST_SANITIZER 1
+#endif
+#endif
+#ifndef TEST_SANITIZER
+#define TEST_SANITIZER 0
+#endif
+#define TEST_SCALE(n) (TEST_SANITIZER ? ((n) + 3) / 4 : (n))
+
 #define TEST(name)                                                  \
     static void name(void);                                         \
     __attribute__((constructor)) static void name##_register(void)  \

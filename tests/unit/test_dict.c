@@ -385,7 +385,7 @@ TEST(test_dict_scan_random_resizes)
 {
     /* Many rounds: random table sizes at random moments. */
     srand(777);
-    for (int round = 0; round < 30; round++) {
+    for (int round = 0; round < TEST_SCALE(30); round++) {
         enum { S = 300, X = 5000 };
         unsigned *cnt = hk_calloc((S + X) * sizeof(unsigned));
         unsigned char *in = hk_calloc(X);

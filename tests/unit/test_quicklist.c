@@ -524,7 +524,9 @@ TEST(test_quicklist_random_against_model)
     srand(12345);
     for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++) {
         char why[128];
-        if (test_run_guarded(random_ops, (void *)&cfgs[i], 120, 2048, why, sizeof(why)))
+        struct rcfg cfg = cfgs[i];
+        cfg.steps = TEST_SCALE(cfg.steps);
+        if (test_run_guarded(random_ops, &cfg, 120, 2048, why, sizeof(why)))
             test_fail(__FILE__, __LINE__, "config %zu (fill %d depth %d): %s", i, cfgs[i].fill, cfgs[i].depth,
                       why);
     }
