@@ -7,6 +7,7 @@ PKGS=(
   gcc make                      # the compiler and build
   libjemalloc-dev               # the allocator (and its statistics for INFO)
   liblua5.1-0-dev               # Lua 5.1, the scripting engine Redis uses (EVAL, FUNCTION)
+  liburing-dev                  # io_uring: one syscall for a loop turn's reads, one for its writes
   clang libclang-rt-14-dev      # libFuzzer for `make fuzz`, clang -Werror check
   redis-server redis-tools      # the reference server and redis-cli/redis-benchmark
   python3 python3-redis python3-pytest   # integration tests (Debian's python3)

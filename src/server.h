@@ -67,6 +67,7 @@ struct config {
     int lazyfree_lazy_expire;
     int lazyfree_lazy_eviction;
     int io_threads;        /* accepted for compatibility: HotKV's workers do I/O */
+    int io_uring;          /* HotKV: batch each loop turn's reads and writes in io_uring (net/worker.c) */
     char *save;            /* save points, normalized "secs changes ..." ("" = none) */
     /* Persistence (src/persist/): RDB */
     int rdbcompression;
@@ -318,6 +319,7 @@ extern atomic_int server_shutdown;    /* set by SIGTERM/SHUTDOWN */
 /* SHUTDOWN SAVE (1) / NOSAVE (0) / by the save points (-1, SIGTERM). */
 extern atomic_int shutdown_save_mode;
 extern atomic_int connected_clients;
+extern atomic_int io_uring_workers;   /* workers batching I/O in io_uring (net/worker.c) */
 extern atomic_ullong next_client_id;
 extern long long server_start_ms;
 

@@ -274,6 +274,8 @@ static void info_server(struct sbuf *b)
     sb_printf(b, "executable:%s\r\n", exe);
     sb_printf(b, "config_file:%s\r\n", cfg.config_file ? cfg.config_file : "");
     sb_printf(b, "io_threads_active:0\r\n");
+    /* HotKV: workers whose loop turns batch socket I/O in io_uring. */
+    sb_printf(b, "io_uring_workers:%d\r\n", atomic_load(&io_uring_workers));
     /* Redis 7.2's listener line: one bind= per configured address. */
     sb_printf(b, "listener0:name=tcp");
     for (const char *a = cfg.bind ? cfg.bind : ""; *a;) {

@@ -116,6 +116,7 @@ static struct param params[] = {
     {"bind", NULL, T_SPECIAL, &cfg.bind, 0, 0, 0, NULL, set_bind, get_str},
     {"threads", "server-threads", T_INT, &cfg.threads, 1, 1024, IMMUTABLE, NULL, NULL, NULL},
     {"io-threads", NULL, T_INT, &cfg.io_threads, 1, 128, IMMUTABLE, NULL, NULL, NULL},
+    {"io-uring", NULL, T_BOOL, &cfg.io_uring, 0, 1, IMMUTABLE, NULL, NULL, NULL},
     {"requirepass", NULL, T_STR, &cfg.requirepass, 0, 0, 0, NULL, NULL, NULL},
     {"maxclients", NULL, T_LL, &cfg.maxclients, 1, UINT_MAX, 0, NULL, NULL, NULL},
     {"timeout", NULL, T_INT, &cfg.timeout, 0, INT_MAX, 0, NULL, NULL, NULL},
@@ -191,6 +192,7 @@ void config_defaults(void)
     cfg.bind = hk_strdup("127.0.0.1 -::1");
     cfg.threads = n > 0 ? (int)n : 1;
     cfg.io_threads = 1;
+    cfg.io_uring = 1;
     cfg.requirepass = NULL;
     cfg.maxclients = 10000;
     cfg.timeout = 0;

@@ -4,8 +4,10 @@
  * bound address (the kernel spreads new connections across workers, no
  * hand-off), an eventfd for cross-thread jobs, and its clients.  A read
  * parses every complete command in the buffer and runs it at once; replies
- * pile up in the client's buffer and go out with one write(2) per client per
- * loop turn.
+ * pile up in the client's buffer and go out once per client per loop turn.
+ * A turn's reads, and then its replies, go to the kernel in one io_uring
+ * submission each (see "io_uring batching" below), or as one read(2) or
+ * write(2) per client where io_uring is off.
  *
  * Back-pressure: a client with more than OBUF_PAUSE bytes unwritten stops
  * being read (EPOLLIN off) until the socket drains, so a client that
@@ -30,6 +32,8 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <liburing.h>
 
 #include "../base/log.h"
 #include "../base/mem.h"
@@ -532,20 +536,26 @@ static void qbuf_reserve(struct client *c, size_t want)
     c->qcap = nc;
 }
 
-static void client_read(struct client *c)
+/* Room for the next read: where it goes and how much fits. */
+static size_t read_prep(struct client *c)
 {
     size_t want = QBUF_CHUNK;
-    ssize_t n;
-
     if (c->parser.need > c->qlen)
         want = c->parser.need - c->qlen;
     qbuf_reserve(c, want);
-    n = read(c->fd, c->qbuf + c->qlen, c->qcap - c->qlen);
+    return c->qcap - c->qlen;
+}
+
+/* A read into c's query buffer returned n (-errno on error): account for
+ * it.  1: there is new input to run; 0: nothing read; -1: c was closed
+ * (end of file, an error, or the query buffer limit). */
+static int read_done(struct client *c, ssize_t n)
+{
     if (n <= 0) {
-        if (n < 0 && (errno == EAGAIN || errno == EINTR))
-            return;
+        if (n == -EAGAIN || n == -EINTR)
+            return 0;
         client_close(c);
-        return;
+        return -1;
     }
     c->qlen += (size_t)n;
     STAT_ADD(c->w->stats.net_in, (unsigned long long)n);
@@ -556,9 +566,181 @@ static void client_read(struct client *c)
         log_msg(LL_WARNING, "Closing client that reached max query buffer length: id=%llu addr=%s (qbuf initial bytes: \"%.32s\")",
                 (unsigned long long)c->id, c->addr, c->qbuf);
         client_close(c);
+        return -1;
+    }
+    return 1;
+}
+
+static void client_read(struct client *c)
+{
+    size_t room = read_prep(c);
+    ssize_t n = read(c->fd, c->qbuf + c->qlen, room);
+    if (read_done(c, n < 0 ? -errno : n) == 1)
+        process_input(c);
+}
+
+/* ------------------------------------------------- io_uring batching ---
+ * epoll still says which sockets are ready.  With io-uring yes (the
+ * default) the reads of one loop turn, and then its replies, reach the
+ * kernel as one io_uring_enter each instead of one read(2) or write(2) per
+ * client: at pipeline 1 the syscall entry and exit are a large share of a
+ * command's cost (docs/architecture.md, "io_uring batching").
+ *
+ * Every operation is MSG_DONTWAIT, so the kernel runs it inline during
+ * the enter (a socket with nothing to give, or no room, completes with
+ * -EAGAIN at once; nothing waits), and ring_run() reaps every completion
+ * before it returns.  So no operation is ever in flight while a command
+ * runs: a query buffer may move and a client may be freed exactly as with
+ * plain syscalls.  A kernel or container that refuses io_uring (or
+ * io-uring no) leaves the worker on read(2)/write(2). */
+#define RING_DEPTH 256          /* = the most events one epoll_wait returns */
+#define RING_NOT_RUN (-((ssize_t)1 << 40))
+
+struct ring_op {
+    struct client *c;
+    ssize_t res;     /* bytes, or -errno; RING_NOT_RUN: do it with a syscall */
+    unsigned events; /* epoll's, for a read turn */
+    int state;       /* read turn: 0 no read, 1 read, 2 input to run, -1 closed */
+};
+
+/* The loop turn in progress (turn_io): its clients whose input was read
+ * but not yet run have state 2.  A busy script's nested loop runs them
+ * (worker_process_events_busy): their bytes are already out of the
+ * socket, so its own epoll_wait would never report them. */
+static _Thread_local struct ring_op *turn_ops;
+static _Thread_local int turn_n;
+
+static _Thread_local struct io_uring ring;
+static _Thread_local int ring_on, ring_made;
+atomic_int io_uring_workers; /* workers whose ring is on (INFO server) */
+
+static void ring_init(struct worker *w)
+{
+    if (!cfg.io_uring)
+        return;
+    struct io_uring_params p;
+    memset(&p, 0, sizeof(p));
+    p.flags = IORING_SETUP_SINGLE_ISSUER; /* only this thread submits (6.0+) */
+    int r = io_uring_queue_init_params(RING_DEPTH, &ring, &p);
+    if (r == -EINVAL) {
+        memset(&p, 0, sizeof(p));
+        r = io_uring_queue_init_params(RING_DEPTH, &ring, &p);
+    }
+    if (r < 0) {
+        if (w->id == 0)
+            log_msg(LL_NOTICE, "io_uring unavailable (%s): workers use read(2) and write(2)", strerror(-r));
         return;
     }
-    process_input(c);
+    ring_on = ring_made = 1;
+    atomic_fetch_add(&io_uring_workers, 1);
+}
+
+static void ring_exit(void)
+{
+    if (ring_on) {
+        atomic_fetch_sub(&io_uring_workers, 1);
+        ring_on = 0;
+    }
+    if (ring_made) {
+        io_uring_queue_exit(&ring);
+        ring_made = 0;
+    }
+}
+
+/* The operations queued for ops[0..n) (user_data: the index) go to the
+ * kernel; every result lands in its op's res.  If the ring fails (it
+ * should not), the worker drops back to syscalls for good, and the ops
+ * not submitted keep RING_NOT_RUN. */
+static void ring_run(struct ring_op *ops, int queued)
+{
+    int submitted = 0;
+    while (submitted < queued) {
+        int r = io_uring_submit(&ring);
+        if (r > 0) {
+            submitted += r;
+            continue;
+        }
+        if (r == -EINTR)
+            continue;
+        log_msg(LL_WARNING, "io_uring submit failed (%s): workers use read(2) and write(2) from now on",
+                strerror(r < 0 ? -r : EIO));
+        ring_on = 0; /* the unsubmitted entries are never entered; the ring goes at exit */
+        atomic_fetch_sub(&io_uring_workers, 1);
+        break;
+    }
+    for (int got = 0; got < submitted;) {
+        struct io_uring_cqe *cqe;
+        int e = io_uring_wait_cqe(&ring, &cqe);
+        if (e == -EINTR)
+            continue;
+        if (e < 0) {
+            /* Buffers the kernel may still write: no safe way on. */
+            log_msg(LL_WARNING, "io_uring wait failed (%s)", strerror(-e));
+            abort();
+        }
+        ops[cqe->user_data].res = cqe->res;
+        io_uring_cqe_seen(&ring, cqe);
+        got++;
+    }
+}
+
+/* One loop turn's client events: every read first (one enter), accounted
+ * before any command runs; then, in event order, the write a full socket
+ * waited for and the new input.  Running client i's commands cannot free
+ * client j: other clients are only flagged (CF_CLOSE_ASAP) and closed by
+ * flush_pending, and a busy script's nested loop defers closes. */
+static void turn_io(struct ring_op *ops, int n)
+{
+    int queued = 0;
+    for (int i = 0; i < n; i++) {
+        struct client *c = ops[i].c;
+        ops[i].state = 0;
+        if (!(ops[i].events & EPOLLIN) || (c->flags & CF_READ_PAUSED))
+            continue;
+        ops[i].state = 1;
+        ops[i].res = RING_NOT_RUN;
+        size_t room = read_prep(c);
+        if (ring_on) {
+            struct io_uring_sqe *sqe = io_uring_get_sqe(&ring); /* n <= RING_DEPTH: never NULL */
+            io_uring_prep_recv(sqe, c->fd, c->qbuf + c->qlen, room, MSG_DONTWAIT);
+            sqe->user_data = (uint64_t)i;
+            queued++;
+        }
+    }
+    if (queued)
+        ring_run(ops, n);
+    for (int i = 0; i < n; i++) {
+        if (ops[i].state != 1)
+            continue;
+        struct client *c = ops[i].c;
+        ssize_t r = ops[i].res;
+        if (r == RING_NOT_RUN) {
+            r = read(c->fd, c->qbuf + c->qlen, c->qcap - c->qlen);
+            if (r < 0)
+                r = -errno;
+        }
+        int rc = read_done(c, r);
+        ops[i].state = rc < 0 ? -1 : rc == 1 ? 2 : 0;
+    }
+    turn_ops = ops;
+    turn_n = n;
+    for (int i = 0; i < n; i++) {
+        struct client *c = ops[i].c;
+        int run = ops[i].state == 2;
+        if (ops[i].state < 0)
+            continue;
+        ops[i].state = 0; /* taken (see worker_process_events_busy) */
+        if (ops[i].events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) {
+            int rc = client_write(c);
+            if (rc < 0)
+                continue;
+            run |= rc == 1;
+        }
+        if (run)
+            process_input(c);
+    }
+    turn_ops = NULL;
+    turn_n = 0;
 }
 
 static void do_accept(struct worker *w, int lfd)
@@ -690,8 +872,70 @@ static void run_resumed(struct worker *w)
     }
 }
 
+/* Send the output of clients ops[0..n).c in one enter; whatever a send
+ * left (a partial write, a full socket, nothing to send, a client to
+ * close) is finished by client_write as with plain syscalls.  Client i's
+ * commands (resumed input) may queue client j again (CLIENT KILL): j is
+ * then on the pending list with CF_PENDING_WRITE, and client_close
+ * unlinks it, as in the plain loops. */
+static void ring_send(struct ring_op *ops, int n)
+{
+    int queued = 0;
+    for (int i = 0; i < n; i++) {
+        struct client *c = ops[i].c;
+        ops[i].state = 0;
+        if (c->sent < c->out.len) {
+            struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+            io_uring_prep_send(sqe, c->fd, c->out.buf + c->sent, c->out.len - c->sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+            sqe->user_data = (uint64_t)i;
+            ops[i].state = 1;
+            ops[i].res = RING_NOT_RUN;
+            queued++;
+        }
+    }
+    if (queued)
+        ring_run(ops, n);
+    /* Every send is accounted before any client runs input: a busy
+     * script's nested loop may write to a later client of the batch. */
+    for (int i = 0; i < n; i++) {
+        struct client *c = ops[i].c;
+        ssize_t r = ops[i].res;
+        if (ops[i].state != 1 || r == RING_NOT_RUN)
+            continue;
+        if (r > 0) {
+            c->sent += (size_t)r;
+            STAT_ADD(c->w->stats.net_out, (unsigned long long)r);
+        } else if (r != -EAGAIN && r != -EINTR) {
+            client_close(c);
+            ops[i].state = -1;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        if (ops[i].state >= 0 && client_write(ops[i].c) == 1)
+            process_input(ops[i].c);
+}
+
+/* The turn's replies, RING_DEPTH clients per enter. */
+static void flush_pending_ring(struct worker *w)
+{
+    struct ring_op ops[RING_DEPTH];
+    while (w->pending_write && ring_on) {
+        int n = 0;
+        aof_before_reply(); /* the replies may not leave before the AOF has their writes */
+        while (w->pending_write && n < RING_DEPTH) {
+            struct client *c = w->pending_write;
+            w->pending_write = c->pw_next;
+            c->flags &= ~CF_PENDING_WRITE;
+            ops[n++].c = c;
+        }
+        ring_send(ops, n);
+    }
+}
+
 static void flush_pending(struct worker *w)
 {
+    if (ring_on)
+        flush_pending_ring(w);
     while (w->pending_write) {
         struct client *c = w->pending_write;
         w->pending_write = c->pw_next;
@@ -738,6 +982,14 @@ void worker_process_events_busy(struct worker *w, struct client *running)
         if ((evs[i].events & EPOLLIN) && !(c->flags & (CF_READ_PAUSED | CF_CLOSE_ASAP)))
             client_read(c);
     }
+    /* Input the outer turn read for its later clients (turn_io). */
+    for (int i = 0; i < turn_n; i++) {
+        struct client *c = turn_ops[i].c;
+        if (turn_ops[i].state != 2 || c == running || (c->flags & CF_CLOSE_ASAP))
+            continue;
+        turn_ops[i].state = 0;
+        process_input(c);
+    }
     /* Write the replies, keeping the running client (and the ones to close)
      * for the outer loop turn. */
     aof_before_reply();
@@ -774,6 +1026,23 @@ void worker_process_events_busy(struct worker *w, struct client *running)
 #define PUSH_BUDGET 128
 static void flush_push(struct worker *w, int budget)
 {
+    struct ring_op ops[RING_DEPTH];
+    while (w->push_head && budget > 0 && ring_on) {
+        int n = 0;
+        while (w->push_head && budget > 0 && n < RING_DEPTH) {
+            struct client *c = w->push_head;
+            w->push_head = c->push_next;
+            if (!w->push_head)
+                w->push_tail = NULL;
+            c->flags &= ~CF_PENDING_PUSH;
+            budget--;
+            if (c->flags & CF_PENDING_WRITE)
+                continue; /* written with the command replies */
+            ops[n++].c = c;
+        }
+        aof_before_reply();
+        ring_send(ops, n);
+    }
     while (w->push_head && budget-- > 0) {
         struct client *c = w->push_head;
         w->push_head = c->push_next;
@@ -898,7 +1167,8 @@ static void cron(struct worker *w)
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;
-    struct epoll_event evs[256];
+    struct epoll_event evs[RING_DEPTH];
+    struct ring_op ops[RING_DEPTH];
     char name[16];
 
     cur_worker = w;
@@ -908,6 +1178,7 @@ static void *worker_main(void *arg)
     snprintf(name, sizeof(name), "hotkv-w%d", w->id);
     pthread_setname_np(pthread_self(), name);
     w->next_cron_ms = time_ms();
+    ring_init(w);
 
     while (!atomic_load_explicit(&server_shutdown, memory_order_relaxed)) {
         long long now = time_ms();
@@ -922,7 +1193,7 @@ static void *worker_main(void *arg)
             timeout = 0;
         if (timeout < 0)
             timeout = 0;
-        int n = epoll_wait(w->epfd, evs, 256, timeout);
+        int n = epoll_wait(w->epfd, evs, RING_DEPTH, timeout), nops = 0;
         for (int i = 0; i < n; i++) {
             uint64_t d = evs[i].data.u64;
             if (is_tag(d)) {
@@ -932,17 +1203,11 @@ static void *worker_main(void *arg)
                     do_accept(w, w->lfds[d - 8]);
                 continue;
             }
-            struct client *c = evs[i].data.ptr;
-            if (evs[i].events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) {
-                int rc = client_write(c);
-                if (rc < 0)
-                    continue;
-                if (rc == 1)
-                    process_input(c);
-            }
-            if ((evs[i].events & EPOLLIN) && !(c->flags & CF_READ_PAUSED))
-                client_read(c);
+            ops[nops].c = evs[i].data.ptr;
+            ops[nops].events = evs[i].events;
+            nops++;
         }
+        turn_io(ops, nops);
         run_resumed(w);
         aof_before_reply(); /* one group commit for this turn's replies */
         flush_pending(w);
@@ -973,6 +1238,7 @@ static void *worker_main(void *arg)
         run_jobs(w);
         nanosleep(&ts, NULL);
     }
+    ring_exit();
     prop_thread_unregister();
     evict_thread_exit();
     mem_thread_unregister();
