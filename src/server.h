@@ -285,6 +285,7 @@ void reply_unknown_subcommand(struct client *c);
 struct worker_stats {
     unsigned long long commands, conns_received, rejected_conns;
     unsigned long long net_in, net_out;
+    unsigned long long reads, writes; /* socket reads / writes attempted (ring or syscall) */
     unsigned long long errors, unexpected_errors;
     unsigned long long evicted_clients; /* maxmemory-clients (net/client_evict.c) */
     struct db_stats db;

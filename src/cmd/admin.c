@@ -419,12 +419,17 @@ static void info_stats(struct sbuf *b, const struct worker_stats *st)
     sb_printf(b, "total_net_repl_output_bytes:0\r\n");
     sb_printf(b, "instantaneous_input_kbps:%.2f\r\n", in_kbps);
     sb_printf(b, "instantaneous_output_kbps:%.2f\r\n", out_kbps);
+    sb_printf(b, "instantaneous_input_repl_kbps:0.00\r\n"); /* no replication (as the totals above) */
+    sb_printf(b, "instantaneous_output_repl_kbps:0.00\r\n");
     sb_printf(b, "rejected_connections:%llu\r\n", st->rejected_conns);
     sb_printf(b, "sync_full:0\r\n");
     sb_printf(b, "sync_partial_ok:0\r\n");
     sb_printf(b, "sync_partial_err:0\r\n");
     sb_printf(b, "expired_subkeys:%llu\r\n", hash_expired_subkeys());
     sb_printf(b, "expired_keys:%llu\r\n", st->db.expired);
+    sb_printf(b, "expired_stale_perc:%.2f\r\n", (double)st->db.expired_stale_ppm / 1e4);
+    sb_printf(b, "expired_time_cap_reached_count:%llu\r\n", st->db.expire_time_cap);
+    sb_printf(b, "expire_cycle_cpu_milliseconds:%llu\r\n", st->db.expire_us / 1000);
     sb_printf(b, "evicted_keys:%llu\r\n", st->db.evicted);
     sb_printf(b, "evicted_clients:%llu\r\n", st->evicted_clients);
     sb_printf(b, "total_eviction_exceeded_time:%lld\r\n", evict_exceeded_total_ms());
@@ -441,6 +446,11 @@ static void info_stats(struct sbuf *b, const struct worker_stats *st)
     sb_printf(b, "tracking_total_prefixes:%lld\r\n", tracking_total_prefixes());
     sb_printf(b, "unexpected_error_replies:%llu\r\n", st->unexpected_errors);
     sb_printf(b, "total_error_replies:%llu\r\n", st->errors);
+    sb_printf(b, "total_reads_processed:%llu\r\n", st->reads);
+    sb_printf(b, "total_writes_processed:%llu\r\n", st->writes);
+    /* No I/O threads: the workers do their own I/O. */
+    sb_printf(b, "io_threaded_reads_processed:0\r\n");
+    sb_printf(b, "io_threaded_writes_processed:0\r\n");
 }
 
 static void info_replication(struct sbuf *b)

@@ -66,7 +66,12 @@ extern struct keyspace ks;
 #define STAT_SET(field, v) __atomic_store_n(&(field), (v), __ATOMIC_RELAXED)
 
 struct db_stats {
-    unsigned long long hits, misses, expired, expired_stale_perc, expire_cycles;
+    unsigned long long hits, misses, expired;
+    /* Active expiry (net/worker.c expire_slice), as Redis's INFO stats:
+     * the share of sampled keys found expired, a running average
+     * (5% weight per pass) in millionths; passes stopped by their time
+     * budget; time spent sweeping, us. */
+    unsigned long long expired_stale_ppm, expire_time_cap, expire_us;
     unsigned long long evicted; /* keys removed by maxmemory (cmd/evict.c) */
 };
 extern _Thread_local struct db_stats *db_tstats;

@@ -305,6 +305,7 @@ static int client_write(struct client *c)
     aof_before_reply();
     while (c->sent < c->out.len) {
         ssize_t n = write(c->fd, c->out.buf + c->sent, c->out.len - c->sent);
+        STAT_ADD(c->w->stats.writes, 1);
         if (n > 0) {
             c->sent += (size_t)n;
             STAT_ADD(c->w->stats.net_out, (unsigned long long)n);
@@ -551,6 +552,7 @@ static size_t read_prep(struct client *c)
  * (end of file, an error, or the query buffer limit). */
 static int read_done(struct client *c, ssize_t n)
 {
+    STAT_ADD(c->w->stats.reads, 1);
     if (n <= 0) {
         if (n == -EAGAIN || n == -EINTR)
             return 0;
@@ -902,6 +904,7 @@ static void ring_send(struct ring_op *ops, int n)
         ssize_t r = ops[i].res;
         if (ops[i].state != 1 || r == RING_NOT_RUN)
             continue;
+        STAT_ADD(c->w->stats.writes, 1);
         if (r > 0) {
             c->sent += (size_t)r;
             STAT_ADD(c->w->stats.net_out, (unsigned long long)r);
@@ -1095,6 +1098,16 @@ static void expire_slice(struct worker *w)
     long long t0 = mono_us();
     db_active_expire(from, to, &w->expire_cursor, &p);
     long long t1 = mono_us();
+    struct db_stats *ds = &w->stats.db;
+    STAT_ADD(ds->expire_us, (unsigned long long)(t1 - t0));
+    if (p.timed_out)
+        STAT_ADD(ds->expire_time_cap, 1);
+    if (p.checked > 0) {
+        /* Redis's expired_stale_perc: 5% this pass, 95% the past. */
+        double cur = (double)p.expired * 1e6 / (double)p.checked;
+        double avg = cur * 0.05 + (double)STAT_GET(ds->expired_stale_ppm) * 0.95;
+        STAT_SET(ds->expired_stale_ppm, (unsigned long long)(avg + 0.5));
+    }
     exp_retry = !p.timed_out && p.busy && (exp_behind || p.expired);
     exp_behind = p.timed_out || exp_retry;
     exp_next_us = exp_retry ? t1 + 1000 : t0 + (t1 - t0) * 100 / (75 + 2 * e);
@@ -1438,6 +1451,8 @@ void stats_sum(struct worker_stats *o)
         o->rejected_conns += STAT_GET(s->rejected_conns);
         o->net_in += STAT_GET(s->net_in);
         o->net_out += STAT_GET(s->net_out);
+        o->reads += STAT_GET(s->reads);
+        o->writes += STAT_GET(s->writes);
         o->errors += STAT_GET(s->errors);
         o->unexpected_errors += STAT_GET(s->unexpected_errors);
         o->evicted_clients += STAT_GET(s->evicted_clients);
@@ -1445,6 +1460,10 @@ void stats_sum(struct worker_stats *o)
         o->db.misses += STAT_GET(s->db.misses);
         o->db.expired += STAT_GET(s->db.expired);
         o->db.evicted += STAT_GET(s->db.evicted);
+        o->db.expire_time_cap += STAT_GET(s->db.expire_time_cap);
+        o->db.expire_us += STAT_GET(s->db.expire_us);
+        /* Each worker sweeps an equal share of the slots: the mean. */
+        o->db.expired_stale_ppm += STAT_GET(s->db.expired_stale_ppm) / (unsigned long long)nworkers;
         if (calls) {
             for (int k = 0; k < ncmd; k++) {
                 calls[k] += STAT_GET(s->cmd_calls[k]);
@@ -1466,6 +1485,8 @@ static void reset_one(struct worker *w, void *arg)
     STAT_SET(st->rejected_conns, 0);
     STAT_SET(st->net_in, 0);
     STAT_SET(st->net_out, 0);
+    STAT_SET(st->reads, 0);
+    STAT_SET(st->writes, 0);
     STAT_SET(st->errors, 0);
     STAT_SET(st->unexpected_errors, 0);
     STAT_SET(st->evicted_clients, 0);
@@ -1473,6 +1494,9 @@ static void reset_one(struct worker *w, void *arg)
     STAT_SET(st->db.misses, 0);
     STAT_SET(st->db.expired, 0);
     STAT_SET(st->db.evicted, 0);
+    STAT_SET(st->db.expired_stale_ppm, 0);
+    STAT_SET(st->db.expire_time_cap, 0);
+    STAT_SET(st->db.expire_us, 0);
     for (int k = 0; k < ncmd; k++) {
         STAT_SET(st->cmd_calls[k], 0);
         STAT_SET(st->cmd_usec[k], 0);

@@ -159,3 +159,47 @@ MASS_KEYS = int(os.environ.get("HOTKV_EXPIRE_KEYS", "3000000"))
 @pytest.mark.skipif(os.environ.get("HOTKV_SKIP_10M") == "1", reason="HOTKV_SKIP_10M=1")
 def test_active_expiry_millions_of_keys():
     run_mass_expiry(MASS_KEYS, bound_s=10)
+
+
+def test_expiry_stats_in_info():
+    """INFO stats: expired_stale_perc (running average of the share of
+    sampled keys found expired), expired_time_cap_reached_count and
+    expire_cycle_cpu_milliseconds move with a burst of expired keys, and
+    CONFIG RESETSTAT zeroes them."""
+    s = Server(*(("--enable-debug-command", "yes") if IS_REDIS else ()), threads=2)
+    try:
+        r = s.client()
+
+        def stats():
+            return r.info("stats")
+        st = stats()
+        assert st["expired_stale_perc"] == 0
+        assert st["expired_time_cap_reached_count"] == 0
+        r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+        n = 100000
+        p = r.pipeline(transaction=False)
+        for i in range(n):
+            p.set("e:%d" % i, "v", px=50)
+            if i % 5000 == 4999:
+                p.execute()
+        p.execute()
+        time.sleep(0.2)
+        r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+        deadline = time.time() + 20
+        while r.dbsize() and time.time() < deadline:
+            time.sleep(0.05)
+        assert r.dbsize() == 0
+        st = stats()
+        assert st["expired_keys"] == n
+        assert 0 < float(st["expired_stale_perc"]) <= 100
+        # 100k keys to delete against a budget of about 0.1-25 ms a pass.
+        assert st["expired_time_cap_reached_count"] >= 1
+        assert st["expire_cycle_cpu_milliseconds"] >= 1
+        r.config_resetstat()
+        st = stats()
+        assert st["expired_keys"] == 0
+        assert st["expired_stale_perc"] == 0
+        assert st["expired_time_cap_reached_count"] == 0
+        assert st["expire_cycle_cpu_milliseconds"] == 0
+    finally:
+        assert s.stop() == 0

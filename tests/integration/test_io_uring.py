@@ -228,3 +228,18 @@ def test_busy_script_serves_input_read_in_the_same_turn(srv):
             x.close()
     finally:
         assert s.stop() == 0
+
+
+def test_reads_and_writes_processed(srv):
+    """INFO stats total_reads_processed / total_writes_processed count the
+    socket reads and writes, through the ring or not."""
+    c = Resp(srv.port)
+    st = info(srv.port, "stats")
+    r0, w0 = int(st["total_reads_processed"]), int(st["total_writes_processed"])
+    for _ in range(30):
+        assert c.call("PING") == "PONG"
+    st = info(srv.port, "stats")
+    assert int(st["total_reads_processed"]) - r0 >= 30
+    assert int(st["total_writes_processed"]) - w0 >= 30
+    assert st["io_threaded_reads_processed"] == "0"
+    c.close()
