@@ -1489,7 +1489,7 @@ int hnsw_check(const struct hnsw *h, char *err, size_t errlen)
 
 /* ------------------------------------------------------ persistence --- */
 
-static uint64_t hash_unit(uint64_t s, const void *p, size_t n)
+uint64_t hnsw_hash_unit(uint64_t s, const void *p, size_t n)
 {
     const uint8_t *b = p;
     const uint64_t K = 0x9E3779B97F4A7C15ULL;
@@ -1529,7 +1529,7 @@ static void wflush(struct wbuf *b)
 
 static void wput(struct wbuf *b, const void *p, size_t n)
 {
-    b->hash = hash_unit(b->hash, p, n);
+    b->hash = hnsw_hash_unit(b->hash, p, n);
     const uint8_t *s = p;
     while (n && !b->err) {
         size_t k = WBUF_CAP - b->len;
@@ -1610,7 +1610,7 @@ static int rget(struct rbuf *b, void *p, size_t n)
 {
     if (b->r(b->ctx, p, n) != 0)
         return -1;
-    b->hash = hash_unit(b->hash, p, n);
+    b->hash = hnsw_hash_unit(b->hash, p, n);
     return 0;
 }
 

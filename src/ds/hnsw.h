@@ -103,6 +103,10 @@ typedef int (*hnsw_write_fn)(void *ctx, const void *p, size_t n);
 typedef int (*hnsw_read_fn)(void *ctx, void *p, size_t n); /* 0 ok, -1 short/err */
 int hnsw_save(const struct hnsw *h, hnsw_write_fn w, void *ctx);
 struct hnsw *hnsw_load(hnsw_read_fn r, void *ctx, char *err, size_t errlen);
+/* The trailer checksum folds each unit the writer emits (one call per
+ * write) into the running state s with this step (exposed for tests that
+ * damage a saved graph and recompute the trailer). */
+uint64_t hnsw_hash_unit(uint64_t s, const void *p, size_t n);
 /* Deep copy (COPY); payloads copied as pointers, the caller replaces them. */
 struct hnsw *hnsw_dup(const struct hnsw *h);
 

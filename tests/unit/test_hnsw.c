@@ -669,26 +669,8 @@ TEST(test_hnsw_load_corrupt_input)
 }
 
 /* The checksum is not the only guard: damage with a recomputed checksum
- * is caught by the structure checks.  (Mirrors hnsw.c's hash units.) */
-static uint64_t t_hash_unit(uint64_t s, const uint8_t *b, size_t n)
-{
-    const uint64_t K = 0x9E3779B97F4A7C15ULL;
-    while (n >= 8) {
-        uint64_t w;
-        memcpy(&w, b, 8);
-        s = (s ^ w) * K;
-        s ^= s >> 31;
-        b += 8;
-        n -= 8;
-    }
-    uint64_t w = 0;
-    memcpy(&w, b, n);
-    w ^= (uint64_t)n << 56;
-    s = (s ^ w) * K;
-    s ^= s >> 31;
-    return s;
-}
-
+ * is caught by the structure checks (hnsw_hash_unit: the save format's
+ * checksum step). */
 /* Recompute the trailer of a saved F32 index in place. */
 static void rehash(uint8_t *p, size_t len, uint32_t dim)
 {
@@ -696,26 +678,26 @@ static void rehash(uint8_t *p, size_t len, uint32_t dim)
     uint64_t s = 0;
     size_t off = 0;
     for (int i = 0; i < 10; i++) {
-        s = t_hash_unit(s, p + off, (size_t)hdr_units[i]);
+        s = hnsw_hash_unit(s, p + off, (size_t)hdr_units[i]);
         off += (size_t)hdr_units[i];
     }
     uint32_t nfree;
     memcpy(&nfree, p + 28, 4);
     for (uint32_t i = 0; i < nfree; i += 4096) {
         size_t k = (size_t)(nfree - i < 4096 ? nfree - i : 4096) * 4;
-        s = t_hash_unit(s, p + off, k);
+        s = hnsw_hash_unit(s, p + off, k);
         off += k;
     }
     while (off < len - 8) {
         size_t fixed = 9 + (size_t)dim * 4;
         uint8_t level = p[off + 4];
-        s = t_hash_unit(s, p + off, fixed);
+        s = hnsw_hash_unit(s, p + off, fixed);
         off += fixed;
         for (int l = 0; l <= level; l++) {
             uint32_t n;
             memcpy(&n, p + off, 4);
-            s = t_hash_unit(s, p + off, 4);
-            s = t_hash_unit(s, p + off + 4, (size_t)n * 4);
+            s = hnsw_hash_unit(s, p + off, 4);
+            s = hnsw_hash_unit(s, p + off + 4, (size_t)n * 4);
             off += 4 + (size_t)n * 4;
         }
     }
