@@ -107,26 +107,6 @@ fi
 W=$(mktemp -d /tmp/hotkv-issue7.XXXXXX)
 # shellcheck source=bench/lib.sh
 . "$ROOT/bench/lib.sh"
-if [ -n "${PORTS:-}" ]; then  # LO-HI: take server ports from this range
-    free_port() {
-        "$PY" - "$PORTS" <<'PYEOF'
-import socket, sys
-lo, hi = map(int, sys.argv[1].split("-"))
-for p in range(lo, hi + 1):
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", p))
-    except OSError:
-        continue
-    finally:
-        s.close()
-    print(p)
-    break
-else:
-    sys.exit(1)
-PYEOF
-    }
-fi
 cli() { timeout 600 "$RCLI" -h 127.0.0.1 -p "$SRV_PORT" "$@" 2>&1; }
 info_field() { cli INFO "$1" | tr -d '\r' | awk -F: -v k="$2" '$1 == k {print $2}'; }
 set_args() {  # extra server arguments...

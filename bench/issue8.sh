@@ -109,26 +109,6 @@ fi
 W=$(mktemp -d /tmp/hotkv-issue8.XXXXXX)
 # shellcheck source=bench/lib.sh
 . "$ROOT/bench/lib.sh"
-if [ -n "${PORTS:-}" ]; then  # LO-HI: take server ports from this range
-    free_port() {
-        "$PY" - "$PORTS" <<'PYEOF'
-import socket, sys
-lo, hi = map(int, sys.argv[1].split("-"))
-for p in range(lo, hi + 1):
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", p))
-    except OSError:
-        continue
-    finally:
-        s.close()
-    print(p)
-    break
-else:
-    sys.exit(1)
-PYEOF
-    }
-fi
 # shellcheck disable=SC2034
 HOTKV_EXTRA=("${HOTKV_BASE[@]}" --save "" --appendonly no --dir "$W")
 # shellcheck disable=SC2034

@@ -2,8 +2,8 @@
 # The sourcing script defines log, die, PY (python3 path) and W (scratch
 # dir), and appends every server it starts to SERVER_PIDS; cleanup() stops
 # them (TERM, then KILL after 5 s) and removes W unless KEEP=1.
-# start_server also reads HOTKV, REDIS, HOTKV_EXTRA, REDIS_ARGS, RCLI and
-# SERVER_CPU (a script may define its own start_server/stop_server after
+# start_server also reads HOTKV, REDIS, HOTKV_EXTRA, REDIS_ARGS, RCLI,
+# SERVER_CPU and PORTS (free_port) (a script may define its own start_server/stop_server after
 # sourcing this, as suite.sh does).
 SERVER_PIDS=()
 cleanup() {
@@ -21,8 +21,26 @@ cleanup() {
 trap cleanup EXIT
 trap 'log "interrupted"; exit 130' INT TERM
 
+# A free port of 127.0.0.1: any, or with PORTS=LO-HI the first free one in
+# that range.
 free_port() {
-    "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+    "$PY" - "${PORTS:-}" <<'PYEOF'
+import socket, sys
+rng = sys.argv[1]
+ports = range(*(lambda lo, hi: (lo, hi + 1))(*map(int, rng.split("-")))) if rng else [0]
+for p in ports:
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p))
+        print(s.getsockname()[1])
+        break
+    except OSError:
+        continue
+    finally:
+        s.close()
+else:
+    sys.exit(1)
+PYEOF
 }
 
 owns_port() {  # PID PORT -> true if PID holds the listening socket on PORT
