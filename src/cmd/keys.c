@@ -153,6 +153,11 @@ static int parse_db_index(struct client *c, int i, int *out)
     long long v;
     if (arg_ll(c, i, &v) < 0)
         return -1;
+    if (v < INT_MIN || v > INT_MAX) {
+        /* Redis reads the index as an int first. */
+        reply_errorf(&c->out, "ERR value is out of range, value must between %d and %d", INT_MIN, INT_MAX);
+        return -1;
+    }
     if (v < 0 || v >= cfg.databases) {
         reply_error(&c->out, ERR_DB_RANGE);
         return -1;
@@ -209,12 +214,10 @@ void move_command(struct client *c)
     long long v;
     long idx;
     unsigned s = kslot(c, 1);
-    if (arg_ll(c, 2, &v) < 0)
+    int dbi;
+    if (parse_db_index(c, 2, &dbi) < 0)
         return;
-    if (v < 0 || v >= cfg.databases) {
-        reply_error(&c->out, ERR_DB_RANGE);
-        return;
-    }
+    v = dbi;
     if (v == c->db) {
         reply_error(&c->out, "ERR source and destination objects are the same");
         return;

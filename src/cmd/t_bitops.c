@@ -162,8 +162,8 @@ static struct entry *string_for_bit_write(struct client *c, uint64_t maxbit, int
         reply_error(&c->out, ERR_WRONGTYPE);
         return NULL;
     }
-    if (want > UINT32_MAX) {
-        /* Entries hold up to 4 GiB of value (entry.h). */
+    if (want > (uint64_t)ENTRY_MAX_LEN) {
+        /* Entries hold up to 4 GiB - 1 of value (entry.h). */
         reply_error(&c->out, ERR_STRING_SIZE);
         return NULL;
     }

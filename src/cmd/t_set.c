@@ -1099,6 +1099,10 @@ void spop_command(struct client *c)
 }
 
 /* --------------------------------------------------------- SRANDMEMBER --- */
+/* A huge negative count (-LLONG_MAX) would build an endless reply: past this
+ * much pending output the client is closed instead (as HRANDFIELD does). */
+#define SRAND_MAX_REPLY (512ull << 20)
+
 /* count members with repetitions, in random order. */
 static void srand_repeat(struct client *c, const struct sobj *o, unsigned long long count)
 {
@@ -1117,6 +1121,10 @@ static void srand_repeat(struct client *c, const struct sobj *o, unsigned long l
                 reply_bulk(&c->out, (const char *)v.s, v.len);
             else
                 reply_bulk_ll(&c->out, v.ll);
+            if ((count & 1023) == 0 && c->out.len > SRAND_MAX_REPLY) {
+                c->flags |= CF_CLOSE_ASAP;
+                break;
+            }
         }
         hk_free(off);
         return;
@@ -1124,6 +1132,10 @@ static void srand_repeat(struct client *c, const struct sobj *o, unsigned long l
     while (count--) {
         s_random(o, &el);
         reply_elem(c, &el);
+        if ((count & 1023) == 0 && c->out.len > SRAND_MAX_REPLY) {
+            c->flags |= CF_CLOSE_ASAP;
+            break;
+        }
     }
 }
 

@@ -43,6 +43,17 @@
 /* ------------------------------------------------------ consumer groups --- */
 /* (struct nack, pel, consumer, cgroup, cgroups: t_stream.h) */
 
+/* now - then in ms without signed overflow (UB): delivery and seen times
+ * come from RESTORE payloads and XCLAIM IDLE, so they can be anything.  The
+ * difference wraps in two's complement, which is what Redis's plain
+ * subtraction yields on its platforms, so the replies (an idle time of 0, an
+ * entry not idle enough) stay the same as Redis's for such values. */
+static long long ms_since(long long now, long long then)
+{
+    unsigned long long d = (unsigned long long)now - (unsigned long long)then;
+    return d > (unsigned long long)LLONG_MAX ? -(long long)(~d) - 1 : (long long)d;
+}
+
 /* Index of the first element >= id; *found when equal. */
 size_t pel_search(const struct pel *p, const struct stream_id *id, int *found)
 {
@@ -1675,7 +1686,7 @@ void xinfo_command(struct client *c)
         reply_array(&c->out, (long long)g->ncons);
         for (size_t k = 0; k < g->ncons; k++) {
             struct consumer *cn = g->cons[k];
-            long long idle = now - cn->seen_time;
+            long long idle = ms_since(now, cn->seen_time);
             reply_map(&c->out, 3);
             reply_bulk_cstr(&c->out, "name");
             reply_bulk(&c->out, cn->name, cn->nlen);
@@ -1970,14 +1981,14 @@ void xpending_command(struct client *c)
         struct nack *nk = p->v[i];
         if (sid_cmp(&nk->id, &end) > 0)
             break;
-        if (minidle && now - nk->delivery_time < minidle)
+        if (minidle && ms_since(now, nk->delivery_time) < minidle)
             continue;
         n++;
         count--;
         reply_array(&c->out, 4);
         reply_sid(&c->out, &nk->id);
         reply_bulk(&c->out, nk->consumer->name, nk->consumer->nlen);
-        long long el = now - nk->delivery_time;
+        long long el = ms_since(now, nk->delivery_time);
         reply_int(&c->out, el < 0 ? 0 : el);
         reply_int(&c->out, (long long)nk->delivery_count);
     }
@@ -2045,7 +2056,7 @@ void xclaim_command(struct client *c)
                 reply_error(&c->out, "ERR Invalid IDLE option argument for XCLAIM");
                 goto out;
             }
-            deliverytime = now - deliverytime;
+            deliverytime = ms_since(now, deliverytime);
         } else if (arg_is(c, j, "time") && more) {
             j++;
             if (!str_to_ll(c->argv[j], c->argvlen[j], &deliverytime)) {
@@ -2107,7 +2118,7 @@ void xclaim_command(struct client *c)
         }
         if (!nk)
             continue;
-        if (nk->consumer && minidle && now - nk->delivery_time < minidle)
+        if (nk->consumer && minidle && ms_since(now, nk->delivery_time) < minidle)
             continue;
         if (!cn)
             cn = consumer_get(c, g, c->argv[3], c->argvlen[3], 1);
@@ -2207,7 +2218,7 @@ void xautoclaim_command(struct client *c)
             continue;
         }
         i++;
-        if (minidle && now - nk->delivery_time < minidle)
+        if (minidle && ms_since(now, nk->delivery_time) < minidle)
             continue;
         if (!cn)
             cn = consumer_get(c, g, c->argv[3], c->argvlen[3], 1);

@@ -143,8 +143,23 @@ static void store_string(struct client *c, int ki, struct entry *old, long idx, 
         db_add(c->db, slot, e);
 }
 
+/* A key or value an entry cannot hold (entry.h: ENTRY_MAX_LEN).  The
+ * protocol's proto-max-bulk-len keeps clients' arguments below it; a script
+ * can build longer strings.  Replies and returns 1 then. */
+static int entry_too_long(struct client *c, int ki, int vi)
+{
+    if ((unsigned long long)c->argvlen[ki] > (unsigned long long)ENTRY_MAX_LEN ||
+        (unsigned long long)c->argvlen[vi] > (unsigned long long)ENTRY_MAX_LEN) {
+        reply_error(&c->out, ERR_STRING_SIZE);
+        return 1;
+    }
+    return 0;
+}
+
 static void set_generic(struct client *c, int flags, long long when, int ok_reply_int)
 {
+    if (entry_too_long(c, 1, 2))
+        return;
     unsigned slot = kslot(c, 1);
     long idx = -1;
     struct entry *e = db_get_idx(c->db, slot, c->argv[1], c->argvlen[1], LK_NOSTATS, &idx);
@@ -222,7 +237,7 @@ void setnx_command(struct client *c)
 static void setex_generic(struct client *c, long long unit, const char *name)
 {
     long long when;
-    if (parse_expire_arg(c, 2, unit, 0, &when, name) < 0)
+    if (parse_expire_arg(c, 2, unit, 0, &when, name) < 0 || entry_too_long(c, 1, 3))
         return;
     /* SETEX key seconds value: the value is argv[3]. */
     unsigned slot = kslot(c, 1);
@@ -319,6 +334,9 @@ void mset_command(struct client *c)
         reply_arity_error(c);
         return;
     }
+    for (int i = 1; i < c->argc; i += 2)
+        if (entry_too_long(c, i, i + 1))
+            return;
     for (int i = 1; i < c->argc; i += 2) {
         long idx = -1;
         struct entry *e = db_get_idx(c->db, kslot(c, i), c->argv[i], c->argvlen[i], LK_NOSTATS, &idx);
@@ -334,6 +352,9 @@ void msetnx_command(struct client *c)
         reply_arity_error(c);
         return;
     }
+    for (int i = 1; i < c->argc; i += 2)
+        if (entry_too_long(c, i, i + 1))
+            return;
     for (int i = 1; i < c->argc; i += 2) {
         if (db_get(c->db, kslot(c, i), c->argv[i], c->argvlen[i], LK_NOSTATS | LK_NOTOUCH)) {
             reply_int(&c->out, 0);
@@ -381,6 +402,8 @@ void append_command(struct client *c)
     long idx;
     struct entry *e = db_get_idx(c->db, slot, c->argv[1], c->argvlen[1], LK_NOSTATS, &idx);
     if (!e) {
+        if (entry_too_long(c, 1, 2))
+            return;
         e = entry_new_string(c->argv[1], c->argvlen[1], c->argv[2], c->argvlen[2], -1);
         db_add(c->db, slot, e);
         KEY_MODIFIED(c, 1, NOTIFY_STRING, "append");
@@ -644,8 +667,10 @@ void lcs_command(struct client *c)
         b = entry_val(eb);
         blen = eb->vlen;
     }
-    unsigned long long cells = (unsigned long long)(alen + 1) * (blen + 1);
-    if (cells > (unsigned long long)cfg.proto_max_bulk_len / sizeof(uint32_t) || cells > SIZE_MAX / sizeof(uint32_t)) {
+    /* Two 4 GiB - 1 strings make (2^32)^2 cells: the product must not wrap. */
+    unsigned long long cells;
+    if (__builtin_mul_overflow((unsigned long long)alen + 1, (unsigned long long)blen + 1, &cells) ||
+        cells > (unsigned long long)cfg.proto_max_bulk_len / sizeof(uint32_t) || cells > SIZE_MAX / sizeof(uint32_t)) {
         reply_error(&c->out, "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
         return;
     }

@@ -562,8 +562,15 @@ static float vec_normalize(float *v, uint32_t dim)
     double l2 = sqrt(s);
     if (l2 > 0) {
         float inv = (float)(1.0 / l2);
-        for (uint32_t i = 0; i < dim; i++)
-            v[i] *= inv;
+        if (isinf(inv)) {
+            /* A norm below 1/FLT_MAX (denormal components): 1/l2 is not a
+             * float, and inf * v[i] would store inf and NaN. */
+            for (uint32_t i = 0; i < dim; i++)
+                v[i] = (float)((double)v[i] / l2);
+        } else {
+            for (uint32_t i = 0; i < dim; i++)
+                v[i] *= inv;
+        }
     }
     return (float)l2;
 }
@@ -1300,6 +1307,12 @@ void vrandmember_command(struct client *c)
         for (unsigned long long i = 0; i < n; i++) {
             const struct velem *e = hnsw_payload(h, hnsw_random_node(h, rand64()));
             reply_bulk(&c->out, e->name, e->nlen);
+            /* A huge negative count: stop past 512 MB of pending output
+             * and close the client, as HRANDFIELD does. */
+            if ((i & 1023) == 1023 && c->out.len > (512ull << 20)) {
+                c->flags |= CF_CLOSE_ASAP;
+                break;
+            }
         }
     } else if ((double)n <= (double)card * 0.2) {
         /* Distinct random nodes: reject repeats with a small id set. */

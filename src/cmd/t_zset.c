@@ -1484,7 +1484,9 @@ static void zrange_generic(struct client *c, int ks, int store, int type, int di
                                       : zc_lex_start(&z, e, &lex, reverse, &rank);
             if (ok) {
                 zc_skip(&z, e, offset, reverse, rank);
-                while (zc_ok(&z) && limit--) {
+                /* A negative LIMIT count means no limit (as in Redis); it is
+                 * never decremented, so LONG_MIN cannot wrap. */
+                while (zc_ok(&z) && (limit < 0 || limit-- > 0)) {
                     if (type == ZR_SCORE ? !zc_in_score(&z, &range, reverse) : !zc_in_lex(&z, &lex, reverse))
                         break;
                     zo_emit(&o, &z);
@@ -1913,8 +1915,12 @@ static void zrandmember_count(struct client *c, long l, int withscores)
                 zpick_reply(c, lp, pos[rand64() % size], NULL, withscores);
             else
                 zpick_reply(c, NULL, 0, (struct zsl_node *)dict_random(zs->d), withscores);
-            if (c->flags & CF_CLOSE_ASAP)
+            /* A huge negative count: stop past 512 MB of pending output
+             * and close the client, as HRANDFIELD does. */
+            if ((c->flags & CF_CLOSE_ASAP) || ((count & 1023) == 0 && c->out.len > (512ull << 20))) {
+                c->flags |= CF_CLOSE_ASAP;
                 break;
+            }
         }
         hk_free(pos);
         return;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/log.h"
 #include "../base/mem.h"
 #include "../base/util.h"
 #include "blocking.h"
@@ -241,6 +242,15 @@ static inline struct db_stats *st(void)
 struct entry *entry_new(uint8_t type, const char *key, size_t klen, size_t vlen, long long expire)
 {
     size_t hdr = sizeof(struct entry) + (expire >= 0 ? 8 : 0);
+    /* Callers check sizes against proto-max-bulk-len (never above
+     * ENTRY_MAX_LEN); a longer key or value would have its length
+     * truncated to 32 bits, so stop rather than corrupt the keyspace. */
+    if ((unsigned long long)klen > (unsigned long long)ENTRY_MAX_LEN ||
+        (unsigned long long)vlen > (unsigned long long)ENTRY_MAX_LEN) {
+        log_msg(LL_WARNING, "entry_new: a key or value of %zu/%zu bytes exceeds the entry's %lld-byte limit", klen,
+                vlen, ENTRY_MAX_LEN);
+        abort();
+    }
     struct entry *e = hk_malloc(hdr + klen + vlen);
     e->type = type;
     e->enc = ENC_RAW;

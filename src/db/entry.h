@@ -40,6 +40,16 @@ enum {
  * into the entry, and freeing or copying the entry frees or copies it. */
 #define E_INLINE 0x04
 
+/* The most bytes a key or a string value can have: klen and vlen are 32-bit,
+ * less 64 bytes so that any one argument also fits a one-element listpack
+ * (a list's large-element node; its total length is 32-bit as well).
+ * proto-max-bulk-len cannot be set above this, so every command that checks
+ * a string's growth against that limit (SETRANGE, APPEND, SETBIT, BITFIELD)
+ * stays within it; entry_new() refuses anything larger instead of
+ * truncating the length. */
+#define ENTRY_MAX_LEN (4294967295LL - 64)
+_Static_assert(ENTRY_MAX_LEN + 64 <= (long long)UINT32_MAX, "entry lengths are 32-bit");
+
 struct entry {
     uint8_t type;
     uint8_t enc;

@@ -238,7 +238,7 @@ def test_proto_max_bulk_len_minimum(fresh_server):
     c = connected(fresh_server.port)
     assert c.call("CONFIG", "SET", "proto-max-bulk-len", "1000") == (
         "error", "ERR CONFIG SET failed (possibly related to argument 'proto-max-bulk-len') "
-                 "- argument must be between 1048576 and 9223372036854775807 inclusive")
+                 "- argument must be between 1048576 and 4294967231 inclusive")  # entry.h: ENTRY_MAX_LEN
     c.close()
 
 

@@ -61,6 +61,34 @@ TEST(test_util_str_to_ll_limits)
     CHECK(!ll_ok("-100000000000000000000", &v));
 }
 
+/* Doubles at the edges: "inf" spelt out is accepted, a denormal is kept,
+ * underflow to zero, NaN and padding never pass.  (An overflowing literal
+ * such as 1e400 reads as inf here, as strtod gives it; ZADD's own score
+ * parser refuses it as Redis does: test_overflow.py.) */
+TEST(test_util_str_to_d_edges)
+{
+    static const char *bad[] = {"1e-400", "nan", "NaN", "-nan", " 1", "1 ", "", "1x", "--1"};
+    static const char *good[] = {"inf", "-inf", "+inf", "infinity", "-Infinity", "4.9e-324", "0x10", "1e308", "-0"};
+    double d;
+    long double ld;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        if (str_to_d(bad[i], strlen(bad[i]), &d))
+            test_fail(__FILE__, __LINE__, "str_to_d accepted \"%s\"", bad[i]);
+    }
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        if (!str_to_d(good[i], strlen(good[i]), &d))
+            test_fail(__FILE__, __LINE__, "str_to_d refused \"%s\"", good[i]);
+    }
+    CHECK(str_to_d("0x10", 4, &d) && d == 16.0);
+    CHECK(str_to_d("-inf", 4, &d) && isinf(d) && d < 0);
+    CHECK(str_to_d("1e400", 5, &d) && isinf(d) && d > 0);
+    /* long double: 1e400 fits, 1e5000 does not; NaN never. */
+    CHECK(str_to_ld("1e400", 5, &ld) && !isinf(ld));
+    CHECK(!str_to_ld("1e5000", 6, &ld));
+    CHECK(!str_to_ld("1e-5000", 7, &ld));
+    CHECK(!str_to_ld("nan", 3, &ld));
+}
+
 TEST(test_util_ll_to_str_round_trip)
 {
     static const long long fixed[] = {0, 1, -1, 9, 10, -10, 99, 100, 1000000007LL,
