@@ -227,7 +227,15 @@ struct cj_enc {
     lua_State *L;
     struct cj_cfg *cfg;
     struct cj_buf *b;
+    unsigned steps; /* values encoded: every CJ_TICK_STEPS the busy/kill check */
 };
+
+/* Sandbox (script_int.h): the busy/kill check of the running script, and
+ * the output bound (proto-max-bulk-len).  A table graph that reuses the
+ * same subtables can describe an output far larger than memory. */
+void hk_lua_tick(lua_State *L);
+size_t hk_lua_max_string(void);
+#define CJ_TICK_STEPS 4096
 
 static void cj_release_output(struct cj_enc *e)
 {
@@ -246,6 +254,10 @@ static void cj_reserve(struct cj_enc *e, size_t n)
 
     if (b->cap - b->len >= n)
         return;
+    if (n > hk_lua_max_string() - b->len) {
+        cj_release_output(e);
+        luaL_error(e->L, "Cannot serialise: output larger than proto-max-bulk-len");
+    }
     cap = b->cap ? b->cap : 1024;
     while (cap - b->len < n) {
         if (cap > ((size_t)-1) / 2) {
@@ -456,6 +468,10 @@ static void cj_put_table(struct cj_enc *e, int depth)
 static void cj_encode_value(struct cj_enc *e, int depth)
 {
     lua_State *L = e->L;
+    if (++e->steps >= CJ_TICK_STEPS) {
+        e->steps = 0;
+        hk_lua_tick(L);
+    }
     switch (lua_type(L, -1)) {
     case LUA_TSTRING:
         cj_put_string(e, -1);
@@ -528,6 +544,7 @@ struct cj_dec {
     const char *p;
     char *scratch; /* decoded string text; never longer than the input */
     int depth;
+    unsigned steps; /* values decoded: every CJ_TICK_STEPS the busy/kill check */
 };
 
 static void cj_token_error(struct cj_dec *d, struct cj_tok *t, const char *what)
@@ -815,6 +832,10 @@ static void cj_array(struct cj_dec *d)
 static void cj_value(struct cj_dec *d, struct cj_tok *t)
 {
     lua_State *L = d->L;
+    if (++d->steps >= CJ_TICK_STEPS) {
+        d->steps = 0;
+        hk_lua_tick(L);
+    }
     switch (t->type) {
     case T_STRING:
         lua_pushlstring(L, d->scratch, t->slen);
@@ -906,14 +927,8 @@ static void cj_push_shared_mt(lua_State *L, const void *key)
     lua_rawset(L, LUA_REGISTRYINDEX);
 }
 
-/* Pushes a new module table with its own settings. */
-static int cj_new(lua_State *L)
+static void cj_cfg_defaults(struct cj_cfg *cfg)
 {
-    struct cj_cfg *cfg;
-
-    lua_newtable(L);
-    cfg = lua_newuserdata(L, sizeof(*cfg));
-    memset(cfg, 0, sizeof(*cfg));
     cfg->sparse_convert = 0;
     cfg->sparse_ratio = 2;
     cfg->sparse_safe = 10;
@@ -925,6 +940,17 @@ static int cj_new(lua_State *L)
     cfg->precision = 14;
     cfg->empty_table_as_object = 1;
     cfg->decode_array_mt = 0;
+}
+
+/* Pushes a new module table with its own settings. */
+static int cj_new(lua_State *L)
+{
+    struct cj_cfg *cfg;
+
+    lua_newtable(L);
+    cfg = lua_newuserdata(L, sizeof(*cfg));
+    memset(cfg, 0, sizeof(*cfg));
+    cj_cfg_defaults(cfg);
     lua_newtable(L);
     lua_pushcfunction(L, cj_cfg_gc);
     lua_setfield(L, -2, "__gc");
@@ -949,9 +975,28 @@ static int cj_new(lua_State *L)
     return 1;
 }
 
+/* Registry key of the global cjson module's settings. */
+static const char cj_global_cfg_key = 'g';
+
+void hk_cjson_reset(lua_State *L)
+{
+    lua_pushlightuserdata(L, (void *)&cj_global_cfg_key);
+    lua_rawget(L, LUA_REGISTRYINDEX);
+    struct cj_cfg *cfg = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    if (cfg)
+        cj_cfg_defaults(cfg); /* (the buffers stay: keep_buffer is on again) */
+}
+
 int hk_luaopen_cjson(lua_State *L)
 {
     cj_new(L);
+    lua_getfield(L, -1, "encode");
+    lua_getupvalue(L, -1, 1);
+    lua_pushlightuserdata(L, (void *)&cj_global_cfg_key);
+    lua_insert(L, -2);
+    lua_rawset(L, LUA_REGISTRYINDEX);
+    lua_pop(L, 1);
     lua_pushvalue(L, -1);
     lua_setglobal(L, CJ_NAME);
     return 1;

@@ -52,9 +52,29 @@ static int mp_out_gc(lua_State *L)
     return 0;
 }
 
+/* Sandbox (script_int.h): the running script's busy/kill check, and the
+ * output bound (proto-max-bulk-len): tables that share subtables can
+ * describe an output far larger than memory. */
+void hk_lua_tick(lua_State *L);
+size_t hk_lua_max_string(void);
+#define MP_TICK_STEPS 4096
+/* Values encoded or decoded since the last check (scripts run one at a
+ * time, under the script mutex). */
+static unsigned mp_steps;
+
+static void mp_tick(lua_State *L)
+{
+    if (++mp_steps >= MP_TICK_STEPS) {
+        mp_steps = 0;
+        hk_lua_tick(L);
+    }
+}
+
 static void mp_put(lua_State *L, struct mp_out *o, const void *p, size_t n)
 {
     if (o->cap - o->len < n) {
+        if (n > hk_lua_max_string() - o->len)
+            luaL_error(L, "cmsgpack: output too large");
         size_t cap = o->cap ? o->cap : 64;
         unsigned char *nb;
         while (cap - o->len < n) {
@@ -218,6 +238,7 @@ static void mp_encode_table(lua_State *L, struct mp_out *o, int level)
 /* Encodes the value at the top of the stack and pops it. */
 static void mp_encode_top(lua_State *L, struct mp_out *o, int level)
 {
+    mp_tick(L);
     int t = lua_type(L, -1);
     if (t == LUA_TTABLE && level >= MP_MAX_NESTING)
         t = LUA_TNIL;
@@ -337,6 +358,7 @@ static void mp_decode_value(lua_State *L, struct mp_in *in)
     unsigned char t;
     size_t n;
 
+    mp_tick(L);
     luaL_checkstack(L, 1,
                     "too many return values at once; use unpack_one or unpack_limit instead.");
     if (!mp_need(in, 1)) {

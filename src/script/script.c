@@ -13,12 +13,21 @@
  * attempted to access nonexistent global variable" for a missing name) and
  * whose __newindex raises "Attempt to modify a readonly table"; the library
  * tables (redis, string, math, table, coroutine, cjson, cmsgpack, struct,
- * bit) are replaced by such proxies too.  setmetatable/rawset refuse a
- * protected table; rawget/next/pairs see through a proxy to its table;
- * getmetatable of a proxy returns a protected empty table.  os, io,
- * package, debug, print, dofile, loadfile are absent; load/loadstring
- * refuse precompiled chunks.  math.random is Redis's deterministic lrand48
- * sequence (never reseeded except by math.randomseed).
+ * bit) are replaced by such proxies too, and tables inside them
+ * (cjson.array_mt) sealed.  setmetatable/rawset refuse a protected table;
+ * rawget/next/pairs read through a proxy (pairs never hands out the table
+ * behind it); getmetatable of a proxy returns a protected empty table.
+ * The string metatable's __index is the string proxy and getmetatable('')
+ * a protected view of it.  os, io, package, debug, print, dofile,
+ * loadfile, getfenv, setfenv, newproxy are absent; load/loadstring refuse
+ * precompiled chunks.  unpack, string.rep/find/match/gmatch/gsub and
+ * table.concat/insert/sort are our own (lib_sandbox.c, lua_pattern.c:
+ * bounded results, no stock crashes, and they run the hook below from
+ * inside long C loops); the allocator refuses any single block past
+ * proto-max-bulk-len + 64 MB.  GC settings and the cjson settings are
+ * reset after every run, so no script changes the environment of the
+ * next.  math.random is Redis's deterministic lrand48 sequence (never
+ * reseeded except by math.randomseed).
  *
  * Running.  The handler takes the script mutex, then the declared keys'
  * slot locks as a lock context (lockctx_begin_keys); each redis.call builds
@@ -35,7 +44,11 @@
  * cmd_execute), and from then on, every ~10 ms, lets the script's worker
  * serve its other connections (worker_process_events_busy) so SCRIPT KILL,
  * FUNCTION KILL/STATS and SHUTDOWN NOSAVE get through; a kill request or a
- * shutdown makes the hook raise an error the script cannot catch. */
+ * shutdown makes the hook raise an error the script cannot catch (every
+ * line then raises again, in the main thread as well as in the coroutine
+ * that was running).  The hook only fires between VM instructions: the
+ * library functions that can run long in C call it themselves
+ * (hk_lua_tick). */
 #include "script.h"
 
 #include <lualib.h>
@@ -52,6 +65,7 @@
 #include "../base/util.h"
 #include "../cmd/evict.h"
 #include "../cmd/multi.h"
+#include "../db/entry.h"
 #include "../persist/prop.h"
 #include "libs.h"
 #include "script_int.h"
@@ -659,14 +673,18 @@ static int redis_generic_call(lua_State *L, int raise)
     }
     inuse++;
     fc_ensure_args(fc, argc);
+    int too_long = 0; /* a script-built argument an entry cannot hold */
     for (int j = 0; j < argc; j++) {
         size_t n;
         fc->argv[j] = lua_tolstring(L, j + 1, &n);
         fc->argvlen[j] = n;
+        too_long |= n > (size_t)ENTRY_MAX_LEN;
     }
     fc->argc = argc;
     const char *err = NULL;
     const struct cmd *cmd = script_lookup(fc, &err);
+    if (cmd && !err && too_long)
+        err = "string exceeds maximum allowed size (proto-max-bulk-len)";
     if (cmd && (cmd->flags & CMD_NOSCRIPT))
         err = "This Redis command is not allowed from script";
     if (cmd && !err && r->ro && (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)))
@@ -1004,16 +1022,68 @@ static void make_proxy(lua_State *L, int idx, int strict)
     lua_pop(L, 1);
 }
 
+/* The empty table at idx becomes read-only in place (it may be used as a
+ * metatable, so it cannot be swapped for a proxy): a metatable whose
+ * __newindex raises, and an entry in the proxy registry (to an empty table)
+ * so that rawset/setmetatable refuse it. */
+static void seal_empty(lua_State *L, int idx)
+{
+    if (idx < 0 && idx > LUA_REGISTRYINDEX)
+        idx = lua_gettop(L) + idx + 1;
+    lua_newtable(L);
+    lua_pushcfunction(L, ro_error);
+    lua_setfield(L, -2, "__newindex");
+    lua_getfield(L, LUA_REGISTRYINDEX, REG_MTPROXY);
+    lua_setfield(L, -2, "__metatable");
+    lua_setmetatable(L, idx);
+    lua_getfield(L, LUA_REGISTRYINDEX, REG_RO);
+    lua_pushvalue(L, idx);
+    lua_newtable(L);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+}
+
+/* Table-valued members of the library table at idx: empty ones sealed,
+ * others replaced by proxies. */
+static void protect_members(lua_State *L, int idx)
+{
+    if (idx < 0 && idx > LUA_REGISTRYINDEX)
+        idx = lua_gettop(L) + idx + 1;
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        if (lua_istable(L, -1)) {
+            lua_pushnil(L);
+            int empty = !lua_next(L, -2);
+            if (!empty)
+                lua_pop(L, 2);
+            if (empty) {
+                seal_empty(L, -1);
+            } else {
+                make_proxy(L, -1, 0);
+                lua_pushvalue(L, -3);
+                lua_insert(L, -2);
+                lua_rawset(L, idx); /* existing key: fine during next */
+            }
+        }
+        lua_pop(L, 1);
+    }
+}
+
 static int l_setmetatable(lua_State *L)
 {
     if (is_protected(L, 1)) {
         lua_pushstring(L, "Attempt to modify a readonly table");
         return lua_error(L);
     }
-    lua_pushvalue(L, lua_upvalueindex(1));
-    lua_insert(L, 1);
-    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-    return lua_gettop(L);
+    /* Lua 5.1's setmetatable, here rather than delegated, so that its
+     * errors name 'setmetatable' and the script's line. */
+    luaL_checktype(L, 1, LUA_TTABLE);
+    luaL_argcheck(L, lua_type(L, 2) == LUA_TNIL || lua_istable(L, 2), 2, "nil or table expected");
+    if (luaL_getmetafield(L, 1, "__metatable"))
+        return luaL_error(L, "cannot change a protected metatable");
+    lua_settop(L, 2);
+    lua_setmetatable(L, 1);
+    return 1;
 }
 
 static int l_rawset(lua_State *L)
@@ -1053,17 +1123,42 @@ static int l_next(lua_State *L)
     return 1;
 }
 
+/* pairs(t): our next, t itself (never the real table behind a proxy: a
+ * script holding that could write to it), nil. */
 static int l_pairs(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
     lua_pushvalue(L, lua_upvalueindex(1)); /* our next */
-    push_real(L, 1);
+    lua_pushvalue(L, 1);
     lua_pushnil(L);
     return 3;
 }
 
 /* load/loadstring without precompiled chunks (Redis's Lua cannot load
  * bytecode: the call returns nil). */
+/* The parser reads the text in pieces, the busy/kill check between them:
+ * compiling a huge string is a long C call.  (A kill raised here turns the
+ * load into a failure; the kill hook then stops the script at its next
+ * line.) */
+struct load_reader {
+    const char *p;
+    size_t left;
+};
+
+static const char *load_piece(lua_State *L, void *ud, size_t *size)
+{
+    struct load_reader *r = ud;
+    if (r->left == 0)
+        return NULL;
+    hk_lua_tick(L);
+    size_t n = r->left < 65536 ? r->left : 65536;
+    const char *p = r->p;
+    r->p += n;
+    r->left -= n;
+    *size = n;
+    return p;
+}
+
 /* Compile source text: the chunk, or nil + message (as load does). */
 static int load_text(lua_State *L, const char *s, size_t n, const char *name)
 {
@@ -1072,7 +1167,8 @@ static int load_text(lua_State *L, const char *s, size_t n, const char *name)
         lua_pushstring(L, "binary chunks are not allowed");
         return 2;
     }
-    if (luaL_loadbuffer(L, s, n, name) == 0)
+    struct load_reader rd = {s, n};
+    if (lua_load(L, load_piece, &rd, name) == 0)
         return 1;
     lua_pushnil(L);
     lua_insert(L, -2);
@@ -1199,9 +1295,40 @@ static void open_lib(lua_State *L, lua_CFunction f, const char *name)
     lua_call(L, 1, 0);
 }
 
+/* The VMs' allocator: realloc, except that no single block may grow past
+ * proto-max-bulk-len + 64 MB.  Lua turns the refusal into a "not enough
+ * memory" error, where stock Lua would ask the system for any size (one
+ * concatenation s..s..s of big strings, a string.format with many big
+ * arguments) and the process could be killed for it. */
+#define SC_ALLOC_SLACK (64u << 20)
+
+static void *sc_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    (void)ud;
+    if (nsize == 0) {
+        free(ptr);
+        return NULL;
+    }
+    if (nsize > osize && nsize > hk_lua_max_string() + SC_ALLOC_SLACK)
+        return NULL;
+    return realloc(ptr, nsize);
+}
+
+static int sc_panic(lua_State *L)
+{
+    log_msg(LL_WARNING, "unprotected error in the Lua VM: %s",
+            lua_isstring(L, -1) ? lua_tostring(L, -1) : "?");
+    abort();
+}
+
 lua_State *sc_vm_new(int functions)
 {
-    lua_State *L = lua_open();
+    lua_State *L = lua_newstate(sc_alloc, NULL);
+    if (!L) {
+        log_msg(LL_WARNING, "cannot create a Lua VM");
+        abort();
+    }
+    lua_atpanic(L, sc_panic);
     open_lib(L, luaopen_base, "");
     open_lib(L, luaopen_table, LUA_TABLIBNAME);
     open_lib(L, luaopen_string, LUA_STRLIBNAME);
@@ -1215,10 +1342,11 @@ lua_State *sc_vm_new(int functions)
     if (hk_luaopen_bit)
         open_lib(L, hk_luaopen_bit, "bit");
     lua_settop(L, 0);
+    hk_lua_sandbox_libs(L); /* our unpack, string.rep/find/..., table.concat/insert/sort */
 
     /* The real globals: drop what scripts must not reach. */
-    static const char *const removed[] = {"dofile", "loadfile", "print", "require", "module", "package", "os", "io",
-                                          "debug", "newproxy", NULL};
+    static const char *const removed[] = {"dofile", "loadfile", "print",   "require", "module", "package", "os",
+                                          "io",     "debug",    "newproxy", "getfenv", "setfenv", NULL};
     for (int i = 0; removed[i]; i++) {
         lua_pushnil(L);
         lua_setfield(L, LUA_GLOBALSINDEX, removed[i]);
@@ -1233,8 +1361,7 @@ lua_State *sc_vm_new(int functions)
     lua_setfield(L, LUA_GLOBALSINDEX, "rawset");
     lua_pushcfunction(L, l_rawget);
     lua_setfield(L, LUA_GLOBALSINDEX, "rawget");
-    lua_getfield(L, LUA_GLOBALSINDEX, "setmetatable");
-    lua_pushcclosure(L, l_setmetatable, 1);
+    lua_pushcfunction(L, l_setmetatable);
     lua_setfield(L, LUA_GLOBALSINDEX, "setmetatable");
     lua_pushcfunction(L, l_next);
     lua_pushvalue(L, -1);
@@ -1285,11 +1412,14 @@ lua_State *sc_vm_new(int functions)
     lua_pushcfunction(L, err_handler);
     lua_setfield(L, LUA_REGISTRYINDEX, REG_ERRH);
 
-    /* Library tables become proxies. */
+    /* Library tables become proxies, and tables inside them (cjson.array_mt,
+     * cjson.empty_array_mt) read-only too. */
     static const char *const libs[] = {"redis", "string", "math", "table", "coroutine", "cjson",
                                        "cmsgpack", "struct", "bit", NULL};
     for (int i = 0; libs[i]; i++) {
         lua_getfield(L, LUA_GLOBALSINDEX, libs[i]);
+        if (lua_istable(L, -1))
+            protect_members(L, -1);
         if (lua_istable(L, -1)) {
             make_proxy(L, -1, 0);
             lua_setfield(L, LUA_GLOBALSINDEX, libs[i]);
@@ -1298,6 +1428,22 @@ lua_State *sc_vm_new(int functions)
     }
     lua_pushvalue(L, LUA_GLOBALSINDEX);
     lua_setfield(L, LUA_REGISTRYINDEX, REG_REAL_G);
+
+    /* The string metatable (shared by every string): its __index becomes
+     * the string proxy, and getmetatable('') answers a protected view
+     * {__index = string proxy} instead of the metatable itself. */
+    lua_pushliteral(L, "");
+    if (lua_getmetatable(L, -1)) {
+        lua_getfield(L, LUA_GLOBALSINDEX, "string");
+        lua_setfield(L, -2, "__index");
+        lua_newtable(L);
+        lua_getfield(L, LUA_GLOBALSINDEX, "string");
+        lua_setfield(L, -2, "__index");
+        make_proxy(L, -1, 0);
+        lua_setfield(L, -3, "__metatable");
+        lua_pop(L, 2);
+    }
+    lua_pop(L, 1);
 
     /* FUNCTION LOAD environment: only redis.register_function/log/version. */
     if (functions) {
@@ -1340,6 +1486,18 @@ void sc_vm_use_load_env(lua_State *L, int load)
 /* --------------------------------------------------------- running --- */
 static void kill_hook(lua_State *L, lua_Debug *ar);
 
+/* Stop the run: from now on every line raises, in L (maybe a coroutine)
+ * and in the script's main thread, so neither pcall nor a coroutine that
+ * swallows the error (and a loop creating fresh ones) can keep it going. */
+static void kill_run(lua_State *L, struct run_ctx *r)
+{
+    log_msg(LL_WARNING, "Lua script killed by user with SCRIPT KILL.");
+    lua_sethook(L, kill_hook, LUA_MASKLINE, 0);
+    if (r->L && r->L != L)
+        lua_sethook(r->L, kill_hook, LUA_MASKLINE, 0);
+    raise_error(L, "Script killed by user with SCRIPT KILL...");
+}
+
 static void count_hook(lua_State *L, lua_Debug *ar)
 {
     (void)ar;
@@ -1347,9 +1505,7 @@ static void count_hook(lua_State *L, lua_Debug *ar)
     if (!r)
         return;
     if (atomic_load(&kill_req) == r->id || atomic_load(&server_shutdown)) {
-        log_msg(LL_WARNING, "Lua script killed by user with SCRIPT KILL.");
-        lua_sethook(L, kill_hook, LUA_MASKLINE, 0);
-        raise_error(L, "Script killed by user with SCRIPT KILL...");
+        kill_run(L, r);
         return;
     }
     long long now = time_ms();
@@ -1369,11 +1525,8 @@ static void count_hook(lua_State *L, lua_Debug *ar)
         r->last_events_ms = now;
         if (cur_worker)
             worker_process_events_busy(cur_worker, r->caller);
-        if (atomic_load(&kill_req) == r->id || atomic_load(&server_shutdown)) {
-            log_msg(LL_WARNING, "Lua script killed by user with SCRIPT KILL.");
-            lua_sethook(L, kill_hook, LUA_MASKLINE, 0);
-            raise_error(L, "Script killed by user with SCRIPT KILL...");
-        }
+        if (atomic_load(&kill_req) == r->id || atomic_load(&server_shutdown))
+            kill_run(L, r);
     }
 }
 
@@ -1487,6 +1640,14 @@ void sc_run(struct client *caller, lua_State *L, const char *name, int eval_mode
             gc_count = 0;
         }
     }
+    /* collectgarbage("stop"/"setpause"/"setstepmul") must not outlive the
+     * script that called it. */
+    lua_gc(L, LUA_GCRESTART, 0);
+    lua_gc(L, LUA_GCSETPAUSE, 200);
+    lua_gc(L, LUA_GCSETSTEPMUL, 200);
+    /* Nor the global cjson module's settings. */
+    if (hk_luaopen_cjson)
+        hk_cjson_reset(L);
     if (err) {
         if (!lua_istable(L, -1)) {
             const char *msg = lua_isstring(L, -1) ? lua_tostring(L, -1) : "execution failure";

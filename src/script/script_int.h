@@ -72,6 +72,31 @@ long long fn_count(void);
 long long fn_lib_count(void);
 long long fn_overhead(void);
 
+/* lua_pattern.c / lib_sandbox.c: the sandbox's own library functions. */
+/* Run the hook installed on L's thread (count_hook, kill_hook, load_hook)
+ * from inside a long C library call: the busy/kill check.  May raise. */
+void hk_lua_tick(lua_State *L);
+/* The longest string a library function may build (proto-max-bulk-len). */
+size_t hk_lua_max_string(void);
+/* string.find/match/gmatch/gsub with Lua 5.1 semantics, interruptible. */
+int hk_str_find(lua_State *L);
+int hk_str_match(lua_State *L);
+int hk_str_gmatch(lua_State *L);
+int hk_str_gsub(lua_State *L);
+/* table.sort with stock Lua 5.1's algorithm, interruptible. */
+int hk_table_sort(lua_State *L);
+/* Set find/match/gmatch/gsub in the table at idx. */
+void hk_lua_pattern_register(lua_State *L, int idx);
+/* Replace unpack, string.rep, the pattern functions, table.concat,
+ * table.insert and table.sort in L's (real) globals with the safe versions. */
+void hk_lua_sandbox_libs(lua_State *L);
+
+/* lib_cjson.c: put the global cjson module's settings (encode_max_depth,
+ * keep_buffer, ...) back to their defaults: run after every script so one
+ * script's settings do not change how later scripts (of other clients)
+ * encode and decode. */
+void hk_cjson_reset(lua_State *L);
+
 /* net/worker.c: serve the worker's other clients while a busy script runs. */
 void worker_process_events_busy(struct worker *w, struct client *running);
 
