@@ -57,6 +57,30 @@ void *hk_realloc(void *p, size_t n)
     return q;
 }
 
+size_t hk_grow_cap(size_t cur, size_t need, size_t min, size_t elsz)
+{
+    size_t c = cur ? cur : (min ? min : 1);
+    if (elsz == 0)
+        elsz = 1;
+    if (need > SIZE_MAX / elsz)
+        oom(SIZE_MAX);
+    while (c < need) {
+        if (c > SIZE_MAX / 2 / elsz) {
+            c = need; /* doubling would overflow: exactly what is needed */
+            break;
+        }
+        c *= 2;
+    }
+    return c;
+}
+
+size_t hk_array_bytes(size_t n, size_t elsz)
+{
+    if (elsz && n > SIZE_MAX / elsz)
+        oom(SIZE_MAX);
+    return n * elsz;
+}
+
 void hk_free(void *p)
 {
     free(p);

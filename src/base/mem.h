@@ -16,6 +16,14 @@ void hk_free(void *p);
 char *hk_strdup(const char *s);
 void *hk_memdup(const void *p, size_t n);
 size_t hk_usable(void *p);
+/* Growth of arrays and buffers: the capacity (in elements of elsz bytes)
+ * to grow cur to so that it holds need: cur doubled as often as it takes,
+ * starting from min when cur is 0; never less than need.  A size whose
+ * bytes would not fit a size_t is an allocation failure (abort with a log
+ * line, the OOM policy above) instead of a wrapped, too small capacity. */
+size_t hk_grow_cap(size_t cur, size_t need, size_t min, size_t elsz);
+/* n elements of elsz bytes, checked for overflow (abort as above). */
+size_t hk_array_bytes(size_t n, size_t elsz);
 
 /* Accounting.  jemalloc keeps, per thread, the bytes that thread has
  * allocated and freed (thread.allocatedp / thread.deallocatedp, usable

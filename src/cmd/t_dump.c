@@ -132,9 +132,10 @@ void restore_command(struct client *c)
 
     struct rdb_in in;
     int t;
-    /* As Redis, the reader may run into the footer (it sees the whole
-     * payload); the footer was checked above. */
-    rdb_in_init_mem(&in, p, plen);
+    /* The reader sees the body only (the footer was checked above): a
+     * value cut short fails instead of reading footer bytes as its own,
+     * and counts are bounded by the body's bytes. */
+    rdb_in_init_mem(&in, p, plen - 10);
     in.version = ver;
     in.now_ms = db_loading ? 1 : now; /* replaying an AOF: no field counts as expired */
     in.deep = __atomic_load_n(&cfg.sanitize_dump_payload, __ATOMIC_RELAXED) != 0;

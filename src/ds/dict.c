@@ -48,13 +48,22 @@ static void resize(struct dict *d, uint64_t nb)
     }
 }
 
-static uint64_t pow2_for(size_t n)
+/* The bucket count for n elements: the smallest power of two >= n, at
+ * least DICT_MIN and at most DICT_MAX_PRESIZE.  Hints come from counts
+ * read from files and payloads too: past the cap the table is not sized
+ * in advance but grows by doubling as elements really arrive, and the
+ * doubling below can never wrap. */
+uint64_t dict_buckets_for(size_t n)
 {
     uint64_t b = DICT_MIN;
+    if (n >= DICT_MAX_PRESIZE)
+        return DICT_MAX_PRESIZE;
     while (b < n)
         b <<= 1;
     return b;
 }
+
+#define pow2_for dict_buckets_for
 
 struct dict *dict_new(const struct dict_type *t, size_t size_hint)
 {

@@ -39,7 +39,14 @@ struct dict {
     size_t maxchain;     /* >= the longest chain (exact after a resize) */
 };
 
-/* size_hint: expected elements (0 = default). */
+/* Presizing never makes more buckets than this (64M: a 512 MiB table);
+ * bigger tables grow by doubling as elements are added. */
+#define DICT_MAX_PRESIZE ((uint64_t)1 << 26)
+/* The bucket count a table presized for n elements gets: a power of two
+ * >= n, at least 4, capped at DICT_MAX_PRESIZE (never wraps). */
+uint64_t dict_buckets_for(size_t n);
+
+/* size_hint: expected elements (0 = default; capped, see above). */
 struct dict *dict_new(const struct dict_type *t, size_t size_hint);
 /* Frees the table; free_it (if given) is called on every element. */
 void dict_free(struct dict *d, void (*free_it)(struct dict_link *));

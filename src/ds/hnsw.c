@@ -1616,6 +1616,11 @@ static int rget(struct rbuf *b, void *p, size_t n)
 
 struct hnsw *hnsw_load(hnsw_read_fn r, void *ctx, char *err, size_t errlen)
 {
+    return hnsw_load_limit(r, ctx, UINT64_MAX, err, errlen);
+}
+
+struct hnsw *hnsw_load_limit(hnsw_read_fn r, void *ctx, uint64_t max_bytes, char *err, size_t errlen)
+{
     struct rbuf b = {r, ctx, 0};
     struct hnsw *h = NULL;
     uint32_t *freeids = NULL;
@@ -1647,8 +1652,18 @@ struct hnsw *hnsw_load(hnsw_read_fn r, void *ctx, char *err, size_t errlen)
     RD(&rng, 8);
     if (dim == 0 || dim > HNSW_LOAD_MAX_DIM || quant > HNSW_BIN || M < 2 || M > HNSW_LOAD_MAX_M)
         LFAIL("hnsw: bad parameters (dim %u, quant %u, M %u)", dim, quant, M);
-    if (count + nfree >= HNSW_NONE)
+    if (count >= HNSW_NONE || count + nfree >= HNSW_NONE || nfree > (1u << 31))
         LFAIL("hnsw: too many nodes");
+    {
+        /* The counts against what the input can still hold: a node record
+         * is at least its fixed part and one link count, a free id 4
+         * bytes, and the checksum trailer follows. */
+        uint64_t vb = quant == HNSW_F32 ? 4ull * dim : quant == HNSW_Q8 ? 8ull + dim : 8ull * ((dim + 63) / 64);
+        uint64_t need = count * (4 + 1 + 4 + vb + 4) + (uint64_t)nfree * 4 + 8;
+        if (need > max_bytes)
+            LFAIL("hnsw: %llu nodes and %u free ids need %llu bytes, the input holds at most %llu",
+                  (unsigned long long)count, nfree, (unsigned long long)need, (unsigned long long)max_bytes);
+    }
     int max_level = (int32_t)maxl;
     if (max_level < -1 || max_level >= HNSW_MAX_LEVEL)
         LFAIL("hnsw: bad max level %d", max_level);

@@ -103,6 +103,9 @@ typedef int (*hnsw_write_fn)(void *ctx, const void *p, size_t n);
 typedef int (*hnsw_read_fn)(void *ctx, void *p, size_t n); /* 0 ok, -1 short/err */
 int hnsw_save(const struct hnsw *h, hnsw_write_fn w, void *ctx);
 struct hnsw *hnsw_load(hnsw_read_fn r, void *ctx, char *err, size_t errlen);
+/* hnsw_load when the reader can supply at most max_bytes: node and free-id
+ * counts that could not fit in them are refused before anything is built. */
+struct hnsw *hnsw_load_limit(hnsw_read_fn r, void *ctx, uint64_t max_bytes, char *err, size_t errlen);
 /* The trailer checksum folds each unit the writer emits (one call per
  * write) into the running state s with this step (exposed for tests that
  * damage a saved graph and recompute the trailer). */

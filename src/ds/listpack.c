@@ -351,9 +351,10 @@ size_t lp_find(const unsigned char *lp, size_t pos, const char *s, size_t len, u
     long long ll = 0;
     int s_is_int = len <= 20 && str_to_ll(s, len, &ll);
     unsigned skipped = 0;
-    const unsigned char *p = lp + pos;
+    const unsigned char *p;
     if (pos == LP_NONE)
         return LP_NONE;
+    p = lp + pos; /* not before the check: lp + LP_NONE overflows */
     while (*p != LP_EOF) {
         unsigned char b = p[0];
         size_t enc;
@@ -414,9 +415,7 @@ static void lpb_room(struct lp_builder *b, size_t n)
 {
     if (b->len + n <= b->cap)
         return;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + n)
-        cap *= 2;
+    size_t cap = hk_grow_cap(b->cap, b->len + n, 256, 1);
     b->buf = hk_realloc(b->buf, cap);
     b->cap = cap;
 }

@@ -149,8 +149,8 @@ static struct sblock *blk_new(const struct stream_id *base, size_t cap)
 static void arr_insert(struct stream *s, size_t i, struct sblock *b)
 {
     if (s->nblk == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 4;
-        s->blk = hk_realloc(s->blk, sizeof(*s->blk) * s->cap);
+        s->cap = hk_grow_cap(s->cap, s->nblk + 1, 4, sizeof(*s->blk));
+        s->blk = hk_realloc(s->blk, hk_array_bytes(s->cap, sizeof(*s->blk)));
     }
     memmove(&s->blk[i + 1], &s->blk[i], sizeof(*s->blk) * (s->nblk - i));
     s->blk[i] = b;

@@ -119,10 +119,12 @@ int rdb_w_raw(struct rdb_out *o, const void *p, size_t n)
     if (o->err)
         return -1;
     if (o->fd < 0) {
-        if (o->len + n > o->cap) {
-            size_t nc = o->cap ? o->cap : 256;
-            while (nc < o->len + n)
-                nc *= 2;
+        if (n > o->cap - o->len) {
+            if (n > SIZE_MAX - o->len) {
+                o->err = ENOMEM;
+                return -1;
+            }
+            size_t nc = hk_grow_cap(o->cap, o->len + n, 256, 1);
             o->buf = hk_realloc(o->buf, nc);
             o->cap = nc;
         }
@@ -515,6 +517,40 @@ int rdb_in_room(struct rdb_in *in, uint64_t n)
     return n <= (1ULL << 40);
 }
 
+uint64_t rdb_in_left(struct rdb_in *in)
+{
+    if (in->fd < 0)
+        return in->len - in->pos;
+    if (in->fsize >= 0) {
+        unsigned long long off = (unsigned long long)in->fd_start + rdb_in_offset(in);
+        return (unsigned long long)in->fsize >= off ? (unsigned long long)in->fsize - off : 0;
+    }
+    return UINT64_MAX;
+}
+
+int rdb_r_count(struct rdb_in *in, uint64_t *n, unsigned minsz, const char *what)
+{
+    if (rdb_r_len(in, n, NULL) < 0)
+        return -1;
+    uint64_t left = rdb_in_left(in);
+    if (minsz == 0)
+        minsz = 1;
+    if (left != UINT64_MAX && *n > left / minsz) {
+        rdb_in_fail(in, "Unexpected end of file (the file is truncated): %s count %llu, %llu bytes left", what,
+                    (unsigned long long)*n, (unsigned long long)left);
+        return -1;
+    }
+    return 0;
+}
+
+size_t rdb_presize(struct rdb_in *in, uint64_t n)
+{
+    uint64_t left = rdb_in_left(in);
+    if (n > left)
+        n = left;
+    return n > RDB_PRESIZE_MAX ? (size_t)RDB_PRESIZE_MAX : (size_t)n;
+}
+
 int rdb_r_lzf_head(struct rdb_in *in, uint64_t *clen, uint64_t *ulen)
 {
     if (rdb_r_len(in, clen, NULL) < 0 || rdb_r_len(in, ulen, NULL) < 0)
@@ -523,7 +559,7 @@ int rdb_r_lzf_head(struct rdb_in *in, uint64_t *clen, uint64_t *ulen)
         fail_short(in, 0);
         return -1;
     }
-    if (*clen == 0 || *ulen == 0 || *ulen / LZF_MAX_RATIO > *clen) {
+    if (*clen == 0 || *ulen == 0 || *ulen / LZF_MAX_RATIO > *clen || *ulen > RDB_MAX_STRING) {
         rdb_in_fail(in, "Invalid LZF lengths (compressed %llu, original %llu)", (unsigned long long)*clen,
                     (unsigned long long)*ulen);
         return -1;
@@ -616,6 +652,10 @@ unsigned char *rdb_r_str_rest(struct rdb_in *in, uint64_t len, int enc, size_t *
     }
     if (!rdb_in_room(in, len)) {
         fail_short(in, 0);
+        return NULL;
+    }
+    if (len > RDB_MAX_STRING) {
+        rdb_in_fail(in, "String of %llu bytes is too long", (unsigned long long)len);
         return NULL;
     }
     unsigned char *s = hk_malloc(len + 1);

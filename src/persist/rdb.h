@@ -212,6 +212,21 @@ int rdb_r_lzf_body(struct rdb_in *in, uint64_t clen, void *dst, uint64_t ulen);
  * files know their size: the guard against allocating what a corrupt
  * length claims.) */
 int rdb_in_room(struct rdb_in *in, uint64_t n);
+/* Untrusted counts and sizes (element counts, node counts ...):
+ * rdb_in_left is how many bytes the source still holds (UINT64_MAX when
+ * unknown: a pipe).  rdb_r_count reads a count (rdb_r_len, not encoded)
+ * of things that each take at least minsz bytes of input, and fails the
+ * source when the input left cannot hold that many: a count is checked
+ * before anything is allocated or looped on.  rdb_presize is what a
+ * structure may be presized for from a count that passed: at most the
+ * bytes left and at most RDB_PRESIZE_MAX (it grows past that as elements
+ * really arrive).  No string (nor LZF result) is bigger than
+ * RDB_MAX_STRING. */
+#define RDB_PRESIZE_MAX ((uint64_t)1 << 20)
+#define RDB_MAX_STRING ((uint64_t)1 << 32)
+uint64_t rdb_in_left(struct rdb_in *in);
+int rdb_r_count(struct rdb_in *in, uint64_t *n, unsigned minsz, const char *what);
+size_t rdb_presize(struct rdb_in *in, uint64_t n);
 int rdb_r_double_bin(struct rdb_in *in, double *d);
 /* The old ZSET (type 3) text double: 1 length byte (253 nan, 254 inf, 255 -inf). */
 int rdb_r_double_str(struct rdb_in *in, double *d);

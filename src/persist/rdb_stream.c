@@ -198,6 +198,25 @@ static int r_len(struct rdb_in *in, uint64_t *v, const char *what)
     return 0;
 }
 
+/* A count of things taking at least minsz bytes each (rdb_r_count). */
+static int r_count(struct rdb_in *in, uint64_t *v, unsigned minsz, const char *what)
+{
+    int enc = 0;
+    if (rdb_r_len(in, v, &enc))
+        return -1;
+    if (enc) {
+        rdb_in_fail(in, "Stream %s: an encoded string where a length belongs", what);
+        return -1;
+    }
+    uint64_t left = rdb_in_left(in);
+    if (left != UINT64_MAX && *v > left / minsz) {
+        rdb_in_fail(in, "Unexpected end of file (the file is truncated): stream %s %llu, %llu bytes left", what,
+                    (unsigned long long)*v, (unsigned long long)left);
+        return -1;
+    }
+    return 0;
+}
+
 static int r_id(struct rdb_in *in, struct stream_id *id, const char *what)
 {
     return r_len(in, &id->ms, what) || r_len(in, &id->seq, what) ? -1 : 0;
@@ -225,12 +244,10 @@ static void fv_reserve(struct fvbuf *b, size_t n)
 {
     if (n <= b->cap)
         return;
-    size_t cap = b->cap ? b->cap : 16;
-    while (cap < n)
-        cap *= 2;
-    b->fv = hk_realloc(b->fv, sizeof(*b->fv) * cap);
-    b->len = hk_realloc(b->len, sizeof(*b->len) * cap);
-    b->num = hk_realloc(b->num, sizeof(*b->num) * cap);
+    size_t cap = hk_grow_cap(b->cap, n, 16, sizeof(*b->num));
+    b->fv = hk_realloc(b->fv, hk_array_bytes(cap, sizeof(*b->fv)));
+    b->len = hk_realloc(b->len, hk_array_bytes(cap, sizeof(*b->len)));
+    b->num = hk_realloc(b->num, hk_array_bytes(cap, sizeof(*b->num)));
     b->cap = cap;
 }
 
@@ -408,7 +425,7 @@ static void first_live(const struct stream *s, struct stream_id *out)
 static int load_groups(struct rdb_in *in, struct stream *s, int t)
 {
     uint64_t ngroups;
-    if (r_len(in, &ngroups, "group count"))
+    if (r_count(in, &ngroups, 5, "group count"))
         return -1;
     while (ngroups--) {
         size_t nlen;
@@ -446,7 +463,7 @@ static int load_groups(struct rdb_in *in, struct stream *s, int t)
 
         /* The group's PEL: delivery data, owners come with the consumers. */
         uint64_t npel;
-        if (r_len(in, &npel, "PEL size"))
+        if (r_count(in, &npel, 25, "PEL size"))
             return -1;
         while (npel--) {
             struct stream_id id;
@@ -460,6 +477,13 @@ static int load_groups(struct rdb_in *in, struct stream *s, int t)
                 rdb_in_fail(in, "Duplicated global PEL entry in a stream consumer group");
                 return -1;
             }
+            if (pos != g->pel.n) {
+                /* Writers (Redis's radix tree walk, our sorted array) emit
+                 * the PEL ascending; accepting any order would make each
+                 * insert a memmove, quadratic in a hostile payload. */
+                rdb_in_fail(in, "Stream consumer group PEL entries out of order");
+                return -1;
+            }
             struct nack *nk = hk_malloc(sizeof(*nk));
             nk->id = id;
             nk->delivery_time = dtime;
@@ -469,7 +493,7 @@ static int load_groups(struct rdb_in *in, struct stream *s, int t)
         }
 
         uint64_t ncons;
-        if (r_len(in, &ncons, "consumer count"))
+        if (r_count(in, &ncons, 10, "consumer count"))
             return -1;
         while (ncons--) {
             long long seen, active;
@@ -488,7 +512,7 @@ static int load_groups(struct rdb_in *in, struct stream *s, int t)
             }
             hk_free(cname);
             uint64_t n;
-            if (r_len(in, &n, "consumer PEL size"))
+            if (r_count(in, &n, 16, "consumer PEL size"))
                 return -1;
             while (n--) {
                 struct stream_id id;
@@ -505,8 +529,12 @@ static int load_groups(struct rdb_in *in, struct stream *s, int t)
                     rdb_in_fail(in, "Stream PEL entry owned twice");
                     return -1;
                 }
-                nk->consumer = cn;
                 size_t ci = pel_search(&cn->pel, &id, &found);
+                if (ci != cn->pel.n) {
+                    rdb_in_fail(in, "Stream consumer PEL entries out of order");
+                    return -1;
+                }
+                nk->consumer = cn;
                 pel_insert_at(&cn->pel, ci, nk);
             }
         }
@@ -533,7 +561,9 @@ void *rdb_load_stream(struct rdb_in *in, int t, uint8_t *enc)
         return NULL;
     }
     s = stream_new();
-    if (r_len(in, &nodes, "node count"))
+    /* a node: its 16-byte ID as a string (17 bytes), a listpack string
+     * (4 bytes at least when LZF-compressed) */
+    if (r_count(in, &nodes, 21, "node count"))
         goto fail;
     while (nodes--) {
         size_t klen, lplen;

@@ -238,11 +238,9 @@ struct dupset {
 
 static void dup_init(struct dupset *d, size_t n)
 {
-    size_t cap = 16;
-    while (cap < n * 2)
-        cap *= 2;
-    d->t = hk_calloc(cap * sizeof(*d->t));
-    d->ib = hk_malloc((n ? n : 1) * sizeof(*d->ib));
+    size_t cap = hk_grow_cap(16, n > SIZE_MAX / 2 ? SIZE_MAX : n * 2, 16, sizeof(*d->t));
+    d->t = hk_calloc(hk_array_bytes(cap, sizeof(*d->t)));
+    d->ib = hk_malloc(hk_array_bytes(n ? n : 1, sizeof(*d->ib)));
     d->mask = cap - 1;
     d->nib = 0;
 }
@@ -507,7 +505,9 @@ static struct entry *load_list(struct rdb_in *in, int t, const char *key, size_t
         }
         return list_entry(in, ql, key, klen, expire);
     }
-    if (rdb_r_len(in, &n, NULL) < 0)
+    /* An element is at least a 1-byte string; a node a container length
+     * (quicklist 2) and a non-empty blob. */
+    if (rdb_r_count(in, &n, t == RDB_TYPE_LIST ? 1 : t == RDB_TYPE_LIST_QUICKLIST ? 2 : 3, "List element") < 0)
         goto fail;
     for (uint64_t i = 0; i < n; i++) {
         size_t bl;
@@ -603,13 +603,13 @@ static struct entry *load_set(struct rdb_in *in, int t, const char *key, size_t 
     struct entry *e = NULL;
     if (t == RDB_TYPE_SET) {
         uint64_t n;
-        if (rdb_r_len(in, &n, NULL) < 0)
+        if (rdb_r_count(in, &n, 1, "Set member") < 0)
             return NULL;
         if (n == 0) {
             in->empty_key = 1;
             return NULL;
         }
-        e = set_load_new(key, klen, expire, n > (1u << 30) ? (1u << 30) : (size_t)n);
+        e = set_load_new(key, klen, expire, rdb_presize(in, n));
         for (uint64_t i = 0; i < n; i++) {
             size_t l;
             unsigned char *s = rdb_r_str(in, &l);
@@ -750,8 +750,8 @@ static int zpair_elem(void *arg, const struct elem *x)
     } *z = arg;
     if (!z->half) {
         if (z->n == z->cap) {
-            z->cap = z->cap ? z->cap * 2 : 16;
-            z->v = hk_realloc(z->v, z->cap * sizeof(*z->v));
+            z->cap = hk_grow_cap(z->cap, z->n + 1, 16, sizeof(*z->v));
+            z->v = hk_realloc(z->v, hk_array_bytes(z->cap, sizeof(*z->v)));
         }
         z->v[z->n].m = hk_memdup(x->s, x->len ? x->len : 1);
         z->v[z->n].len = x->len;
@@ -779,7 +779,9 @@ static struct entry *load_zset(struct rdb_in *in, int t, const char *key, size_t
 {
     if (t == RDB_TYPE_ZSET || t == RDB_TYPE_ZSET_2) {
         uint64_t n;
-        if (rdb_r_len(in, &n, NULL) < 0)
+        /* member (a string: 1 byte at least) and score (8 bytes binary,
+         * or at least its 1-byte length in the old text form) */
+        if (rdb_r_count(in, &n, t == RDB_TYPE_ZSET_2 ? 9 : 2, "Sorted set member") < 0)
             return NULL;
         if (n == 0) {
             in->empty_key = 1;
@@ -791,7 +793,7 @@ static struct entry *load_zset(struct rdb_in *in, int t, const char *key, size_t
         size_t got = 0;
         if (!small) {
             uint8_t enc;
-            void *p = zset_new_value(n, SIZE_MAX, &enc);
+            void *p = zset_new_value(rdb_presize(in, n), SIZE_MAX, &enc);
             e = entry_new_obj(OBJ_ZSET, enc, key, klen, p, expire);
         }
         for (uint64_t i = 0; i < n; i++) {
@@ -847,6 +849,8 @@ static struct entry *load_zset(struct rdb_in *in, int t, const char *key, size_t
         long c = ziplist_walk(blob, bl, zpair_elem, &z);
         hk_free(blob);
         if (c < 0 || z.half) {
+            if (z.half) /* a member whose score never came */
+                hk_free(z.v[z.n].m);
             zpairs_free(z.v, z.n);
             rdb_in_fail(in, "Zset ziplist integrity check failed");
             return NULL;
@@ -973,11 +977,13 @@ static struct entry *hash_done(struct rdb_in *in, struct entry *e)
     return hash_load_finish(e);
 }
 
-static struct entry *hash_new_entry(const char *key, size_t klen, long long expire, uint64_t n)
+/* n: the field count (decides the encoding); hint: what the table may be
+ * presized for (rdb_presize for a count read from the input). */
+static struct entry *hash_new_entry(const char *key, size_t klen, long long expire, uint64_t n, size_t hint)
 {
     struct entry *e = entry_new_obj(OBJ_HASH, ENC_LISTPACK, key, klen, hash_new(), expire);
     if (n > (uint64_t)(hash_max_listpack_entries < 0 ? 0 : hash_max_listpack_entries))
-        hash_convert_ht(e, n > (1u << 30) ? (1u << 30) : (size_t)n);
+        hash_convert_ht(e, hint);
     return e;
 }
 
@@ -1016,13 +1022,14 @@ static struct entry *load_hash(struct rdb_in *in, int t, const char *key, size_t
         uint64_t n;
         if (t == RDB_TYPE_HASH_METADATA && rdb_r_millis(in, &min) < 0)
             return NULL;
-        if (rdb_r_len(in, &n, NULL) < 0)
+        /* field and value: 1 byte each at least, + the TTL's length */
+        if (rdb_r_count(in, &n, t == RDB_TYPE_HASH ? 2 : 3, "Hash field") < 0)
             return NULL;
         if (n == 0) {
             in->empty_key = 1;
             return NULL;
         }
-        struct entry *e = hash_new_entry(key, klen, expire, n);
+        struct entry *e = hash_new_entry(key, klen, expire, n, rdb_presize(in, n));
         for (uint64_t i = 0; i < n; i++) {
             long long at = 0;
             if (t != RDB_TYPE_HASH) {
@@ -1083,7 +1090,7 @@ static struct entry *load_hash(struct rdb_in *in, int t, const char *key, size_t
             in->empty_key = 1;
             return NULL;
         }
-        struct hashb b = {hash_new_entry(key, klen, expire, (uint64_t)pairs), {NULL, 0, {0}}, {0}, 0, now};
+        struct hashb b = {hash_new_entry(key, klen, expire, (uint64_t)pairs, (size_t)pairs), {NULL, 0, {0}}, {0}, 0, now};
         c = t == RDB_TYPE_HASH_ZIPMAP ? zipmap_walk(blob, bl, hash_add_elem, &b)
                                       : ziplist_walk(blob, bl, hash_add_elem, &b);
         hk_free(blob);
@@ -1125,7 +1132,7 @@ static struct entry *load_hash(struct rdb_in *in, int t, const char *key, size_t
         return hash_done(in, e);
     }
     /* TTLs out of order: field by field. */
-    e = hash_new_entry(key, klen, expire, n);
+    e = hash_new_entry(key, klen, expire, n, n);
     for (size_t p = lp_first(blob); p != LP_NONE;) {
         size_t vp = lp_next(blob, p), tp = lp_next(blob, vp);
         struct elem f, v;

@@ -55,6 +55,7 @@
 
 #define GRAPH_CHUNK (256 * 1024)
 #define VSET_MAX_DIM 65536u /* Redis's VSET_MAX_VECTOR_DIM */
+#define VSET_MAX_PROJ_LOAD (1ull << 26) /* floats in a REDUCE matrix (VADD's limit) */
 
 /* ---------------------------------------------------------- type ids --- */
 
@@ -329,7 +330,8 @@ static struct entry *load_vset_body(struct rdb_in *in, const char *key, size_t k
     if (r_uint(in, &dim, "dimension") < 0 || r_uint(in, &quant, "quantization") < 0 || r_uint(in, &m, "M") < 0 ||
         r_uint(in, &rf, "REDUCE dimension") < 0)
         return NULL;
-    if (dim == 0 || dim > VSET_MAX_DIM || quant > HNSW_BIN || m < 2 || m > 65535 || rf > VSET_MAX_DIM) {
+    if (dim == 0 || dim > VSET_MAX_DIM || quant > HNSW_BIN || m < 2 || m > 65535 || rf > VSET_MAX_DIM ||
+        rf * dim > VSET_MAX_PROJ_LOAD) {
         rdb_in_fail(in, "Vector set: invalid parameters (dim %llu, quantization %llu, M %llu, REDUCE %llu)",
                     (unsigned long long)dim, (unsigned long long)quant, (unsigned long long)m,
                     (unsigned long long)rf);
@@ -362,7 +364,12 @@ static struct entry *load_vset_body(struct rdb_in *in, const char *key, size_t k
     }
     struct greader g = {in, NULL, 0, 0};
     err[0] = 0;
-    struct hnsw *h = hnsw_load(gr_read, &g, err, sizeof(err));
+    /* The graph's bytes are all in the input still to read, in string
+     * items that may be LZF-compressed (at most 133x): its node counts
+     * are checked against that. */
+    uint64_t left = rdb_in_left(in);
+    uint64_t gmax = left > UINT64_MAX / 133 ? UINT64_MAX : left * 133;
+    struct hnsw *h = hnsw_load_limit(gr_read, &g, gmax, err, sizeof(err));
     int trailing = g.pos != g.len;
     hk_free(g.chunk);
     if (!h) {

@@ -721,7 +721,11 @@ static char *rdb_get_string(const unsigned char **pp, const unsigned char *end, 
             int e2;
             if (rdb_get_len(&p, end, &clen, &e2) < 0 || e2 >= 0 || rdb_get_len(&p, end, &ulen, &e2) < 0 || e2 >= 0)
                 return NULL;
-            if ((uint64_t)(end - p) < clen || ulen > (1ull << 32))
+            /* Both lengths are untrusted: the compressed bytes must be
+             * there, and LZF never expands more than 133x (a 264-byte
+             * back reference from 2 bytes), so a bigger claim is refused
+             * before the output is allocated. */
+            if ((uint64_t)(end - p) < clen || clen == 0 || ulen == 0 || ulen > clen * 133 || ulen > (1ull << 32))
                 return NULL;
             char *out = hk_malloc(ulen + 1);
             if (lzf_decode(p, clen, (unsigned char *)out, ulen) < 0) {

@@ -471,3 +471,45 @@ TEST(test_dict_random_is_uniform)
     hk_free(hits);
     dict_free(d, item_free);
 }
+
+/* Presizing from a hint: powers of two, a floor of 4, and a cap that holds
+ * for any hint (counts read from files reach this function: 2^63 and more
+ * used to wrap the doubling to 0 and spin forever). */
+TEST(test_dict_buckets_for_bounds)
+{
+    CHECK_EQ(dict_buckets_for(0), 4);
+    CHECK_EQ(dict_buckets_for(1), 4);
+    CHECK_EQ(dict_buckets_for(4), 4);
+    CHECK_EQ(dict_buckets_for(5), 8);
+    CHECK_EQ(dict_buckets_for(1000), 1024);
+    CHECK_EQ(dict_buckets_for(1024), 1024);
+    CHECK_EQ(dict_buckets_for(1025), 2048);
+    CHECK_EQ(dict_buckets_for((size_t)DICT_MAX_PRESIZE - 1), DICT_MAX_PRESIZE);
+    CHECK_EQ(dict_buckets_for((size_t)DICT_MAX_PRESIZE), DICT_MAX_PRESIZE);
+    CHECK_EQ(dict_buckets_for((size_t)DICT_MAX_PRESIZE + 1), DICT_MAX_PRESIZE);
+    CHECK_EQ(dict_buckets_for((size_t)1 << 40), DICT_MAX_PRESIZE);
+    CHECK_EQ(dict_buckets_for((size_t)1 << 62), DICT_MAX_PRESIZE);
+    CHECK_EQ(dict_buckets_for((size_t)1 << 63), DICT_MAX_PRESIZE);
+    CHECK_EQ(dict_buckets_for(((size_t)1 << 63) + 1), DICT_MAX_PRESIZE);
+    CHECK_EQ(dict_buckets_for(SIZE_MAX), DICT_MAX_PRESIZE);
+    for (unsigned k = 2; k < 26; k++) {
+        uint64_t b = dict_buckets_for(((size_t)1 << k) + 1);
+        CHECK_EQ(b, (uint64_t)1 << (k + 1));
+    }
+}
+
+/* A table created with an absurd hint gets the capped size (allocated,
+ * not touched) and works. */
+TEST(test_dict_huge_hint_is_capped)
+{
+    struct dict *d = dict_new(&item_type, ((size_t)1 << 63) + 1);
+    CHECK_EQ(d->mask + 1, DICT_MAX_PRESIZE);
+    for (unsigned i = 0; i < 100; i++)
+        dict_add(d, &item_new(i)->link);
+    for (unsigned i = 0; i < 100; i++)
+        CHECK(find_id(d, i) != NULL);
+    CHECK(remove_id(d, 7)); /* shrinks to a small table */
+    CHECK(d->mask + 1 < DICT_MAX_PRESIZE);
+    CHECK(find_id(d, 99) != NULL);
+    dict_free(d, item_free);
+}

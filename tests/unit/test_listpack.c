@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/mem.h"
 #include "ds/listpack.h"
 #include "test.h"
 
@@ -244,5 +245,62 @@ TEST(test_listpack_validate_rejects_corruption)
     bad[4] = 3; /* wrong count */
     CHECK(!lp_validate(bad, n));
     free(bad);
+    lp_free(lp);
+}
+
+/* Blobs from outside: every truncation and every single-byte change of a
+ * listpack holding every encoding is either refused by lp_validate or, if
+ * accepted, can be walked both ways and read element by element within
+ * its bytes (exact-size copies: a sanitizer build catches any read past
+ * them), with lp_count equal to what the walk finds. */
+TEST(test_listpack_validate_hostile_blobs)
+{
+    unsigned char *lp = lp_new();
+    char big[5000];
+    memset(big, 'q', sizeof(big));
+    lp = lp_append(lp, "7", 1);
+    lp = lp_append(lp, "-1000", 5);
+    lp = lp_append(lp, "30000", 5);
+    lp = lp_append(lp, "8000000", 7);
+    lp = lp_append(lp, "2000000000", 10);
+    lp = lp_append(lp, "9000000000000", 13);
+    lp = lp_append(lp, "short", 5);
+    lp = lp_append(lp, big, 100);
+    lp = lp_append(lp, big, sizeof(big));
+    lp = lp_append(lp, "", 0);
+    size_t n = lp_bytes(lp);
+    CHECK(lp_validate(lp, n));
+    unsigned accepted = 0;
+    for (size_t cut = 0; cut < n; cut += (cut < 64 || cut > n - 64) ? 1 : 97) {
+        unsigned char *c = hk_memdup(lp, cut ? cut : 1);
+        CHECK(!lp_validate(c, cut));
+        hk_free(c);
+    }
+    for (size_t at = 0; at < n; at += (at < 200 || at > n - 64) ? 1 : 61) {
+        for (int v = 0; v < 256; v += 17) {
+            unsigned char *c = hk_memdup(lp, n);
+            c[at] = (unsigned char)v;
+            if (lp_validate(c, n)) {
+                size_t cnt = 0, last = LP_NONE;
+                for (size_t p = lp_first(c); p != LP_NONE; p = lp_next(c, p)) {
+                    struct lp_val x;
+                    lp_get(c, p, &x);
+                    CHECK(p < n);
+                    if (x.s)
+                        CHECK((size_t)(x.s - c) + x.len < n);
+                    last = p;
+                    cnt++;
+                }
+                CHECK_EQ(cnt, lp_count(c));
+                size_t back = 0;
+                for (size_t p = last; p != LP_NONE; p = lp_prev(c, p))
+                    back++;
+                CHECK_EQ(back, cnt);
+                accepted++;
+            }
+            hk_free(c);
+        }
+    }
+    CHECK(accepted > 0); /* some changes keep it valid (data bytes) */
     lp_free(lp);
 }

@@ -4,6 +4,7 @@
  * stays within its documented slack, and the sum agrees with what the
  * allocator itself reports. */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,4 +100,23 @@ TEST(test_mem_agrees_with_allocator)
     CHECK(absdiff(used, st.allocated) < 1024 * 1024);
     CHECK(st.active >= st.allocated);
     CHECK(st.resident >= st.active);
+}
+
+/* Growth capacities: doubling from the current capacity (or the minimum),
+ * never below what is needed, and no wrap near SIZE_MAX (a capacity whose
+ * doubling would overflow becomes exactly what is needed). */
+TEST(test_mem_grow_cap)
+{
+    CHECK_EQ(hk_grow_cap(0, 1, 16, 8), 16);
+    CHECK_EQ(hk_grow_cap(0, 17, 16, 8), 32);
+    CHECK_EQ(hk_grow_cap(16, 17, 4, 8), 32);
+    CHECK_EQ(hk_grow_cap(16, 1000, 4, 8), 1024);
+    CHECK_EQ(hk_grow_cap(0, 5, 0, 1), 8);
+    CHECK_EQ(hk_grow_cap(3, 3, 16, 1), 3);
+    CHECK(hk_grow_cap((size_t)1 << 62, ((size_t)1 << 62) + 1, 16, 1) == (size_t)1 << 63);
+    CHECK(hk_grow_cap((size_t)1 << 62, ((size_t)1 << 62) + 1, 16, 2) == ((size_t)1 << 62) + 1);
+    CHECK(hk_grow_cap(1, SIZE_MAX / 8, 16, 8) == SIZE_MAX / 8);
+    CHECK(hk_array_bytes(1000, 24) == 24000);
+    CHECK(hk_array_bytes(SIZE_MAX / 8, 8) == SIZE_MAX / 8 * 8);
+    CHECK(hk_array_bytes(0, 8) == 0);
 }

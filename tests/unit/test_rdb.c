@@ -1367,3 +1367,71 @@ TEST(test_rdb_random_corruption_never_crashes)
     CHECK(refused > 0);
     CHECK(loaded > 0);
 }
+
+/* ====================================================== untrusted counts === */
+
+/* Counts no input could hold are refused before anything is sized from
+ * them, for every counted type, at 2^40 .. 2^64-1 (2^63 and more used to
+ * make the dict presizing loop wrap and spin forever). */
+TEST(test_rdb_huge_counts_are_refused_before_allocating)
+{
+    const int types[] = {RDB_TYPE_SET,       RDB_TYPE_ZSET,          RDB_TYPE_ZSET_2,
+                         RDB_TYPE_HASH,      RDB_TYPE_LIST,          RDB_TYPE_LIST_QUICKLIST,
+                         RDB_TYPE_LIST_QUICKLIST_2, RDB_TYPE_HASH_METADATA, RDB_TYPE_STREAM_LISTPACKS_2};
+    const uint64_t counts[] = {1ULL << 40, 1ULL << 62, 1ULL << 63, (1ULL << 63) + 1, UINT64_MAX, 1000};
+    db_setup();
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+        for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
+            struct rdb_out o;
+            rdb_out_init_mem(&o);
+            rdb_w_type(&o, (unsigned char)types[i]);
+            if (types[i] == RDB_TYPE_HASH_METADATA)
+                rdb_w_millis(&o, 1LL << 40);
+            rdb_w_len(&o, counts[k]);
+            rdb_w_str(&o, "a", 1);
+            rdb_w_str(&o, "b", 1);
+            struct rdb_in in;
+            int t;
+            rdb_in_init_mem(&in, o.buf, o.len);
+            rdb_r_type(&in, &t);
+            long long t0 = mono_us();
+            struct entry *e = rdb_load_value(&in, t, "k", 1, -1);
+            long long us = mono_us() - t0;
+            CHECK(e == NULL);
+            CHECK(in.failed);
+            CHECK(strstr(in.err, "truncated") != NULL);
+            CHECK(us < 500000);
+            rdb_out_free(&o);
+        }
+    }
+}
+
+TEST(test_rdb_count_and_presize_helpers)
+{
+    unsigned char buf[64] = {0};
+    struct rdb_in in;
+    uint64_t n;
+    /* 20 bytes after a 1-byte count of 20: fits with minsz 1, not with 2 */
+    buf[0] = 20;
+    rdb_in_init_mem(&in, buf, 21);
+    CHECK_EQ(rdb_r_count(&in, &n, 1, "x"), 0);
+    CHECK_EQ(n, 20);
+    CHECK_EQ(rdb_in_left(&in), 20);
+    CHECK_EQ(rdb_presize(&in, 5), 5);
+    CHECK_EQ(rdb_presize(&in, 1000), 20);
+    CHECK_EQ(rdb_presize(&in, UINT64_MAX), 20);
+    rdb_in_init_mem(&in, buf, 21);
+    CHECK_EQ(rdb_r_count(&in, &n, 2, "x"), -1);
+    CHECK(in.failed);
+    /* LZF: an original length beyond 133x the compressed one */
+    unsigned char lz[] = {0xC3, 0x03, 0x81, 0, 0, 0, 1, 0, 0, 0, 0, 0x01, 'a', 'b'};
+    size_t l;
+    rdb_in_init_mem(&in, lz, sizeof(lz));
+    CHECK(rdb_r_str(&in, &l) == NULL);
+    CHECK(strstr(in.err, "LZF") != NULL);
+    /* a raw string longer than the input */
+    unsigned char rs[] = {0x81, 0, 0, 1, 0, 0, 0, 0, 0, 'a'};
+    rdb_in_init_mem(&in, rs, sizeof(rs));
+    CHECK(rdb_r_str(&in, &l) == NULL);
+    CHECK(strstr(in.err, "truncated") != NULL);
+}

@@ -535,3 +535,45 @@ TEST(test_rdb_vset_corruption_no_leak)
     struct fuzz_arg a = {HNSW_Q8, 16};
     fuzz_body(&a);
 }
+
+/* The graph's node and free-id counts are checked against the bytes the
+ * payload still holds before the loader builds anything: a lying count is
+ * refused with a message naming it (not a truncation found after
+ * allocating for it). */
+TEST(test_rdb_vset_graph_counts_bounded_by_input)
+{
+    struct entry *e = mk_vset(HNSW_F32, 4, 4, 10, 0, 0);
+    struct rdb_out o;
+    rdb_out_init_mem(&o);
+    CHECK_EQ(rdb_save_value(&o, e, 11), 0);
+    const unsigned char magic[4] = {0x48, 0x4e, 0x53, 0x57}; /* "HNSW" LE */
+    size_t at = 0;
+    for (size_t i = 0; i + 4 <= o.len; i++)
+        if (memcmp(o.buf + i, magic, 4) == 0) {
+            at = i;
+            break;
+        }
+    CHECK(at > 0);
+    unsigned char *c = hk_malloc(o.len);
+    const uint64_t counts[] = {1ULL << 20, 1ULL << 31, 0xFFFFFFFEULL, 1ULL << 40};
+    struct rdb_in in;
+    for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
+        memcpy(c, o.buf, o.len);
+        for (int b = 0; b < 8; b++)
+            c[at + 20 + b] = (unsigned char)(counts[k] >> (8 * b)); /* node count */
+        struct entry *x = load(c, o.len, &in);
+        CHECK(x == NULL && in.failed);
+        CHECK(strstr(in.err, "too many nodes") != NULL || strstr(in.err, "holds at most") != NULL);
+        if (x)
+            entry_free(x);
+    }
+    memcpy(c, o.buf, o.len);
+    c[at + 28] = c[at + 29] = c[at + 30] = 0xff; /* free ids: 0x00ffffff */
+    struct entry *x = load(c, o.len, &in);
+    CHECK(x == NULL && in.failed && strstr(in.err, "holds at most") != NULL);
+    if (x)
+        entry_free(x);
+    hk_free(c);
+    rdb_out_free(&o);
+    entry_free(e);
+}
