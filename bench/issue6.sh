@@ -83,7 +83,7 @@ wait_bgsave() {
 set_args() {
     local name=$1 dir=$2; shift 2
     REDIS_ARGS=(--save "" --appendonly no --enable-debug-command yes --dir "$dir" "$@")
-    HOTKV_EXTRA=("${HOTKV_BASE[@]}" --save "" --appendonly no --dir "$dir" "$@")
+    HOTKV_EXTRA=("${HOTKV_BASE[@]}" --save "" --appendonly no --enable-debug-command yes --dir "$dir" "$@")
 }
 
 REPORT="$W/report.md"

@@ -36,6 +36,9 @@ struct config {
     long long maxclients;
     int timeout;           /* idle seconds, 0 = never */
     int protected_mode;
+    int enable_protected_configs; /* CFG_ALLOW_* (config/config.h), immutable */
+    int enable_debug_command;
+    int enable_module_command;
     int tcp_backlog;
     int tcp_keepalive;
     int databases;
@@ -259,6 +262,9 @@ struct cmd {
 
 extern struct cmd cmd_table[];
 const struct cmd *cmd_lookup(const char *name, size_t len);
+/* rename-command (start-up only): new "" removes the command; 0 or -1
+ * with Redis's message in err. */
+int cmd_rename(const char *oldname, const char *newname, char *err, size_t errlen);
 const struct cmd *cmd_lookup_sub(const struct cmd *parent, const char *name, size_t len);
 int cmd_count(void);
 /* Key argv indexes of a command call (static spec or getkeys). */

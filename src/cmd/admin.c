@@ -794,6 +794,15 @@ static const struct cmd_doc cmd_docs[] = {
     {"bgsave", "Save the dataset to disk in a forked child", "O(1) to start", "schedule:pure-token=SCHEDULE?", NULL, NULL, NULL},
     {"lastsave", "Return the unix time of the last successful save", "O(1)", NULL, NULL, NULL, "nondeterministic_output"},
     {"debug", "Testing and debugging helpers", "Varies by subcommand", NULL, NULL, NULL, NULL},
+    {"module", "Container for module commands (HotKV has no module system)", "Varies by subcommand", NULL, NULL, NULL,
+     NULL},
+    {"module|list", "Return the loaded modules (always none)", "O(1)", NULL, NULL, NULL, NULL},
+    {"module|load", "Load a module (refused unless enable-module-command allows it; loading always fails)", "O(1)",
+     "path:string arg:string?*", NULL, NULL, NULL},
+    {"module|loadex", "Load a module with configs and arguments (as MODULE LOAD)", "O(1)",
+     "path:string configs:block?*+=CONFIG(name:string value:string) args:string?*=ARGS", NULL, NULL, NULL},
+    {"module|unload", "Unload a module (always fails: none is loaded)", "O(1)", "name:string", NULL, NULL, NULL},
+    {"module|help", "Show helpful text about the different subcommands", "O(1)", NULL, NULL, NULL, NULL},
     {"shutdown", "Stop the server", "O(1) without saving",
      "save-selector:oneof?(nosave:pure-token save:pure-token) now:pure-token? force:pure-token? abort:pure-token?", NULL,
      NULL, NULL},
@@ -1532,20 +1541,44 @@ static int arg_nonneg(struct client *c, int i, long long *v)
     return 0;
 }
 
+/* Sleeps in slices of at most 100 ms so a shutdown is not held up by
+ * "DEBUG SLEEP 1e300"; the length is capped at a year, which also keeps
+ * the double-to-integer conversion defined. */
 static void debug_sleep(struct client *c)
 {
     char buf[64];
     double secs;
-    struct timespec ts;
     arg_cstr(c, 2, buf, sizeof(buf));
     secs = strtod(buf, NULL);   /* lenient, like Redis: junk sleeps 0 */
     if (!(secs > 0) || !isfinite(secs))
         secs = 0;
-    ts.tv_sec = (time_t)secs;
-    ts.tv_nsec = (long)((secs - (double)ts.tv_sec) * 1e9);
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
+    if (secs > 365.0 * 86400)
+        secs = 365.0 * 86400;
+    long long end = mono_us() + (long long)(secs * 1e6);
+    for (long long left; (left = end - mono_us()) > 0 && !atomic_load(&server_shutdown);) {
+        struct timespec ts;
+        if (left > 100000)
+            left = 100000;
+        ts.tv_sec = 0;
+        ts.tv_nsec = (long)left * 1000;
+        nanosleep(&ts, NULL);
+    }
     reply_ok(&c->out);
+}
+
+/* What DEBUG POPULATE may use: up to maxmemory when it is set, else the
+ * machine's physical memory, less what the process already holds. */
+static unsigned long long populate_budget(void)
+{
+    unsigned long long limit, used = mem_used();
+    long long mm = __atomic_load_n(&cfg.maxmemory, __ATOMIC_RELAXED);
+    if (mm > 0) {
+        limit = (unsigned long long)mm;
+    } else {
+        long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+        limit = pages > 0 && psz > 0 ? (unsigned long long)pages * (unsigned long long)psz : 1ULL << 40;
+    }
+    return limit > used ? limit - used : 0;
 }
 
 static void debug_populate(struct client *c)
@@ -1564,6 +1597,22 @@ static void debug_populate(struct client *c)
     }
     if (c->argc == 5 && arg_nonneg(c, 4, &size) != 0)
         return;
+    /* Hostile sizes used to abort the process in the allocator: a value
+     * is a string, so it obeys proto-max-bulk-len, and the whole run must
+     * fit the memory there is (about 64 bytes of entry and table overhead
+     * per key on top of the key and value bytes). */
+    if (size > __atomic_load_n(&cfg.proto_max_bulk_len, __ATOMIC_RELAXED)) {
+        reply_error(&c->out, "ERR string exceeds maximum allowed size (proto-max-bulk-len)");
+        return;
+    }
+    {
+        unsigned long long per = (unsigned long long)plen + 21 + (size > 26 ? (unsigned long long)size : 26) + 64, need;
+        unsigned long long budget = populate_budget();
+        if (__builtin_mul_overflow((unsigned long long)count, per, &need) || need > budget) {
+            reply_errorf(&c->out, "ERR DEBUG POPULATE needs more memory than is available (%llu bytes free)", budget);
+            return;
+        }
+    }
     if (plen + 24 > sizeof(kstack))
         kbuf = hk_malloc(plen + 24);
     memcpy(kbuf, prefix, plen);
@@ -1571,8 +1620,19 @@ static void debug_populate(struct client *c)
     if (size > 0)
         vbuf = hk_calloc((size_t)size);
 
-    for (long long j = 0; j < count; j++) {
+    long long j;
+    int stopped = 0;
+    for (j = 0; j < count; j++) {
         char num[24], val[32];
+        /* Long runs stop for a shutdown, and at maxmemory (the estimate
+         * above is only an estimate). */
+        if ((j & 4095) == 4095) {
+            long long mm = __atomic_load_n(&cfg.maxmemory, __ATOMIC_RELAXED);
+            if (atomic_load(&server_shutdown) || (mm > 0 && mem_used_fast() > (size_t)mm)) {
+                stopped = 1;
+                break;
+            }
+        }
         int nl = ll_to_str(num, j);
         size_t klen = plen + 1 + (size_t)nl;
         size_t vlen;
@@ -1600,7 +1660,10 @@ static void debug_populate(struct client *c)
     if (kbuf != kstack)
         hk_free(kbuf);
     hk_free(vbuf);
-    reply_ok(&c->out);
+    if (stopped)
+        reply_errorf(&c->out, "ERR DEBUG POPULATE stopped after %lld keys (maxmemory reached or shutting down)", j);
+    else
+        reply_ok(&c->out);
 }
 
 static const char *encoding_name(const struct entry *e)
@@ -1752,6 +1815,40 @@ void debug_command(struct client *c)
         hk_free(msg);
     } else {
         debug_unknown(c);
+    }
+}
+
+/* ------------------------------------------------------------- MODULE --- */
+/* HotKV has no module system.  MODULE exists so that clients and tools
+ * probing it get Redis's answers: LIST is empty, LOAD/LOADEX/UNLOAD are
+ * gated by enable-module-command (cmd.c) and, when allowed, fail the way
+ * Redis fails for a module that cannot be loaded / is not loaded. */
+void module_command(struct client *c)
+{
+    const char *sub = c->cmd->name + 7; /* after "module|" */
+    if (!strcmp(sub, "list")) {
+        reply_array(&c->out, 0);
+    } else if (!strcmp(sub, "load") || !strcmp(sub, "loadex")) {
+        log_msg(LL_WARNING, "Module %.*s failed to load: HotKV does not support modules",
+                (int)(c->argvlen[2] > 1024 ? 1024 : c->argvlen[2]), c->argv[2]);
+        reply_error(&c->out, "ERR Error loading the extension. Please check the server logs.");
+    } else if (!strcmp(sub, "unload")) {
+        reply_error(&c->out, "ERR Error unloading module: no such module with that name");
+    } else {
+        static const char *const lines[] = {
+            "MODULE <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "LIST",
+            "    Return a list of loaded modules (HotKV has no modules: always empty).",
+            "LOAD <path> [<arg> ...]",
+            "    Load a module library from <path>: always fails, HotKV has no module support.",
+            "LOADEX <path> [[CONFIG NAME VALUE] [CONFIG NAME VALUE]] [ARGS ...]",
+            "    Same as LOAD.",
+            "UNLOAD <name>",
+            "    Unload a module: always fails, no module is loaded.",
+            "HELP",
+            "    Print this help.",
+        };
+        reply_help(c, lines, sizeof(lines) / sizeof(lines[0]));
     }
 }
 

@@ -2,7 +2,8 @@
  *
  * The table is data: name, handler, arity, flags, key positions and ACL
  * categories, in the shape COMMAND INFO reports.  cmd_execute() applies the
- * gates in Redis's order (unknown command, arity, authentication), then
+ * gates in Redis's order (unknown command, arity, the enable-debug-command /
+ * enable-module-command gate of protected commands, authentication), then
  * takes the shard locks of every key the command names in ascending slot
  * order, runs the handler to completion and releases them: that is what
  * makes MSET, DEL k1 k2, RENAME and COPY atomic against every other thread.
@@ -24,6 +25,7 @@
 #include "../persist/aof.h"
 #include "../persist/snapshot.h"
 #include "../persist/prop.h"
+#include "../config/config.h"
 
 #define W CMD_WRITE
 #define R CMD_READONLY
@@ -131,6 +133,18 @@ static struct cmd pubsub_subs[] = {
     C("pubsub|shardchannels", pubsub_command, -2, PS | LD | ST, 0, 0, 0, A_PS | A_S, "pubsub", "7.0.0"),
     C("pubsub|shardnumsub", pubsub_command, -2, PS | LD | ST, 0, 0, 0, A_PS | A_S, "pubsub", "7.0.0"),
     C("pubsub|help", pubsub_command, 2, LD | ST, 0, 0, 0, A_S, "pubsub", "6.2.0"),
+    END,
+};
+
+/* MODULE (cmd/admin.c): HotKV has no modules; LOAD, LOADEX and UNLOAD are
+ * Redis 7's protected subcommands (enable-module-command). */
+void module_command(struct client *c);
+static struct cmd module_subs[] = {
+    C("module|list", module_command, 2, ADM | NS, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "4.0.0"),
+    C("module|load", module_command, -3, ADM | NS, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "4.0.0"),
+    C("module|loadex", module_command, -3, ADM | NS, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "7.0.0"),
+    C("module|unload", module_command, 3, ADM | NS, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "4.0.0"),
+    C("module|help", module_command, 2, LD | ST, 0, 0, 0, A_S, "server", "5.0.0"),
     END,
 };
 
@@ -252,6 +266,7 @@ struct cmd cmd_table[] = {
     /* server */
     C("info", info_command, -1, LD | ST | CMD_NEEDS_SCRIPT_MUTEX, 0, 0, 0, A_S | A_DNG, "server", "1.0.0"),
     CS("config", NULL, -2, 0, 0, 0, 0, A_S, "server", "2.0.0", config_subs),
+    CS("module", NULL, -2, 0, 0, 0, 0, A_S, "server", "4.0.0", module_subs),
     CS("command", command_command, -1, LD | ST, 0, 0, 0, A_S | A_CONN, "server", "2.8.13", command_subs),
     CS("function", NULL, -2, 0, 0, 0, 0, A_S, "scripting", "7.0.0", function_subs),
     CS("script", NULL, -2, 0, 0, 0, 0, A_S, "scripting", "2.6.0", script_subs),
@@ -269,7 +284,13 @@ struct cmd cmd_table[] = {
 #define LOOKUP_SIZE 1024
 static const struct cmd *lookup_tab[LOOKUP_SIZE];
 static size_t lookup_len[LOOKUP_SIZE];
+static const char *lookup_name[LOOKUP_SIZE]; /* the name it is found by */
 static int ncmds;
+/* Per cmd_table row, the name clients call it by: its own, another one
+ * (rename-command), or NULL when removed.  Changed only at start-up,
+ * before any worker runs. */
+static const char **cur_name;
+static int ntop;
 
 static unsigned name_hash(const char *s, size_t n)
 {
@@ -279,20 +300,66 @@ static unsigned name_hash(const char *s, size_t n)
     return h;
 }
 
+static void lookup_build(void)
+{
+    memset(lookup_tab, 0, sizeof(lookup_tab));
+    for (int i = 0; i < ntop; i++) {
+        const char *n = cur_name[i];
+        if (!n)
+            continue;
+        unsigned h = name_hash(n, strlen(n)) & (LOOKUP_SIZE - 1);
+        while (lookup_tab[h])
+            h = (h + 1) & (LOOKUP_SIZE - 1);
+        lookup_tab[h] = &cmd_table[i];
+        lookup_len[h] = strlen(n);
+        lookup_name[h] = n;
+    }
+}
+
 void cmd_init(void)
 {
     int id = 0;
     for (struct cmd *c = cmd_table; c->name; c++) {
-        unsigned h = name_hash(c->name, strlen(c->name)) & (LOOKUP_SIZE - 1);
-        while (lookup_tab[h])
-            h = (h + 1) & (LOOKUP_SIZE - 1);
-        lookup_tab[h] = c;
-        lookup_len[h] = strlen(c->name);
         c->id = id++;
         for (struct cmd *s = c->subs; s && s->name; s++)
             s->id = id++;
+        ntop++;
     }
     ncmds = id;
+    cur_name = hk_malloc(sizeof(*cur_name) * (size_t)ntop);
+    for (int i = 0; i < ntop; i++)
+        cur_name[i] = cmd_table[i].name;
+    lookup_build();
+}
+
+/* rename-command, with Redis's order and messages: the old name goes
+ * first, then the new one is added ("rename-command X X" keeps X). */
+int cmd_rename(const char *oldname, const char *newname, char *err, size_t errlen)
+{
+    const struct cmd *c = cmd_lookup(oldname, strlen(oldname));
+    if (!c) {
+        snprintf(err, errlen, "No such command in rename-command");
+        return -1;
+    }
+    if (strlen(newname) > 64) {
+        snprintf(err, errlen, "Target command name is too long (64 bytes at most)");
+        return -1;
+    }
+    cur_name[c - cmd_table] = NULL;
+    lookup_build();
+    if (!newname[0])
+        return 0;
+    if (cmd_lookup(newname, strlen(newname))) {
+        snprintf(err, errlen, "Target command name already exists");
+        return -1;
+    }
+    char *low = hk_strdup(newname); /* kept for the process's life */
+    for (char *p = low; *p; p++)
+        if (*p >= 'A' && *p <= 'Z')
+            *p = (char)(*p | 0x20);
+    cur_name[c - cmd_table] = low;
+    lookup_build();
+    return 0;
 }
 
 int cmd_count(void)
@@ -305,10 +372,10 @@ int cmd_count(void)
  * only A-Z, since | 0x20 would turn '_' (bitfield_ro) into DEL. */
 const struct cmd *cmd_lookup(const char *name, size_t len)
 {
-    char low[32];
+    char low[64];
     unsigned h = 2166136261u;
     if (len > sizeof(low))
-        return NULL;
+        return NULL; /* no name is that long (cmd_rename refuses one) */
     for (size_t i = 0; i < len; i++) {
         unsigned char f = (unsigned char)(name[i] | 0x20);
         low[i] = (name[i] >= 'A' && name[i] <= 'Z') ? (char)f : name[i];
@@ -317,7 +384,7 @@ const struct cmd *cmd_lookup(const char *name, size_t len)
     h &= LOOKUP_SIZE - 1;
     while (lookup_tab[h]) {
         const struct cmd *c = lookup_tab[h];
-        if (lookup_len[h] == len && memcmp(c->name, low, len) == 0)
+        if (lookup_len[h] == len && memcmp(lookup_name[h], low, len) == 0)
             return c;
         h = (h + 1) & (LOOKUP_SIZE - 1);
     }
@@ -481,6 +548,21 @@ run:
     c->cmd = cmd;
     if ((cmd->arity > 0 && c->argc != cmd->arity) || (cmd->arity < 0 && c->argc < -cmd->arity)) {
         reply_arity_error(c);
+        goto rejected;
+    }
+    /* enable-debug-command (Redis 7's CMD_PROTECTED gate: after arity,
+     * before authentication). */
+    if (cmd->fn == debug_command && !config_allows(cfg.enable_debug_command, c)) {
+        reply_error(&c->out, "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you "
+                             "can run it from a local connection, otherwise you need to set this option in the "
+                             "configuration file, and then restart the server.");
+        goto rejected;
+    }
+    if (cmd->fn == module_command && strcmp(cmd->name, "module|list") && strcmp(cmd->name, "module|help") &&
+        !config_allows(cfg.enable_module_command, c)) {
+        reply_error(&c->out, "ERR MODULE command not allowed. If the enable-module-command option is set to \"local\", "
+                             "you can run it from a local connection, otherwise you need to set this option in the "
+                             "configuration file, and then restart the server.");
         goto rejected;
     }
     if (!c->authenticated && !(cmd->flags & CMD_NO_AUTH)) {

@@ -28,6 +28,10 @@ struct config cfg;
 enum { T_BOOL, T_INT, T_LL, T_MEM, T_STR, T_ENUM, T_SPECIAL };
 #define IMMUTABLE 1
 #define SENSITIVE 2 /* not shown by CONFIG GET? (Redis shows requirepass) */
+/* CONFIG SET refuses it unless enable-protected-configs allows the client
+ * (Redis 7's PROTECTED_CONFIG: dir and dbfilename, the two a client could
+ * use to write a file of its choosing somewhere). */
+#define PROTECTED 4
 
 struct param {
     const char *name;
@@ -59,6 +63,9 @@ static void retire(char *old)
 static const char *const loglevels[] = {"debug", "verbose", "notice", "warning", "nothing", NULL};
 static const char *const fsyncs[] = {"no", "everysec", "always", NULL};
 static const char *const sanitize_modes[] = {"no", "yes", "clients", NULL};
+/* enable-protected-configs, enable-debug-command, enable-module-command
+ * (CFG_ALLOW_* in config.h). */
+static const char *const allow_modes[] = {"no", "yes", "local", NULL};
 static const char *const policies[] = {"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru",
                                        "allkeys-lfu", "allkeys-random", "noeviction", NULL};
 
@@ -125,15 +132,18 @@ static struct param params[] = {
     {"tcp-keepalive", NULL, T_INT, &cfg.tcp_keepalive, 0, INT_MAX, 0, NULL, NULL, NULL},
     {"databases", NULL, T_INT, &cfg.databases, 1, MAX_DBS, IMMUTABLE, NULL, NULL, NULL},
     {"hz", NULL, T_INT, &cfg.hz, 1, 500, 0, NULL, NULL, NULL},
-    {"proto-max-bulk-len", NULL, T_MEM, &cfg.proto_max_bulk_len, 1024 * 1024, LLONG_MAX, 0, NULL, NULL, NULL},
+    {"proto-max-bulk-len", NULL, T_MEM, &cfg.proto_max_bulk_len, 1024 * 1024, ENTRY_MAX_LEN, 0, NULL, NULL, NULL},
     {"client-query-buffer-limit", NULL, T_MEM, &cfg.client_query_buffer_limit, 1024 * 1024, LLONG_MAX, 0, NULL, NULL, NULL},
     {"client-output-buffer-limit", NULL, T_SPECIAL, NULL, 0, 0, 0, NULL, set_obuf, get_obuf},
     {"logfile", NULL, T_STR, &cfg.logfile, 0, 0, IMMUTABLE, NULL, NULL, NULL},
     {"loglevel", NULL, T_ENUM, &cfg.loglevel, 0, 0, 0, loglevels, NULL, NULL},
     {"daemonize", NULL, T_BOOL, &cfg.daemonize, 0, 1, IMMUTABLE, NULL, NULL, NULL},
     {"pidfile", NULL, T_STR, &cfg.pidfile, 0, 0, IMMUTABLE, NULL, NULL, NULL},
-    {"dir", NULL, T_SPECIAL, &cfg.dir, 0, 0, 0, NULL, set_dir, get_dir},
-    {"dbfilename", NULL, T_STR, &cfg.dbfilename, 0, 0, 0, NULL, NULL, NULL},
+    {"dir", NULL, T_SPECIAL, &cfg.dir, 0, 0, PROTECTED, NULL, set_dir, get_dir},
+    {"dbfilename", NULL, T_STR, &cfg.dbfilename, 0, 0, PROTECTED, NULL, NULL, NULL},
+    {"enable-protected-configs", NULL, T_ENUM, &cfg.enable_protected_configs, 0, 0, IMMUTABLE, allow_modes, NULL, NULL},
+    {"enable-debug-command", NULL, T_ENUM, &cfg.enable_debug_command, 0, 0, IMMUTABLE, allow_modes, NULL, NULL},
+    {"enable-module-command", NULL, T_ENUM, &cfg.enable_module_command, 0, 0, IMMUTABLE, allow_modes, NULL, NULL},
     {"maxmemory", NULL, T_MEM, &cfg.maxmemory, 0, LLONG_MAX, 0, NULL, NULL, NULL},
     {"maxmemory-clients", NULL, T_SPECIAL, &cev_maxmemory_clients, 0, 0, 0, NULL, set_maxmemory_clients, get_maxmemory_clients},
     {"maxmemory-samples", NULL, T_INT, &cfg.maxmemory_samples, 1, INT_MAX, 0, NULL, NULL, NULL},
@@ -197,6 +207,9 @@ void config_defaults(void)
     cfg.maxclients = 10000;
     cfg.timeout = 0;
     cfg.protected_mode = 1;
+    cfg.enable_protected_configs = CFG_ALLOW_NO;
+    cfg.enable_debug_command = CFG_ALLOW_NO;
+    cfg.enable_module_command = CFG_ALLOW_NO;
     cfg.tcp_backlog = 511;
     cfg.tcp_keepalive = 300;
     cfg.databases = 16;
@@ -269,10 +282,26 @@ long long config_mem_parse(const char *s, int *ok)
         return 0;
     errno = 0;
     v = strtoll(num, &end, 10);
-    if (errno || *end || (v > 0 && v > LLONG_MAX / (long long)mul))
+    if (errno || *end || (v > 0 && v > LLONG_MAX / (long long)mul) || (v < 0 && v < LLONG_MIN / (long long)mul))
         return 0;
     *ok = 1;
     return v * (long long)mul;
+}
+
+int client_is_local(const struct client *c)
+{
+    const char *colon = strrchr(c->addr, ':'); /* "ip:port" (net/worker.c) */
+    size_t n = colon ? (size_t)(colon - c->addr) : 0;
+    static const char *const local[] = {"127.0.0.1", "::1", "::ffff:127.0.0.1"};
+    for (size_t i = 0; i < sizeof(local) / sizeof(local[0]); i++)
+        if (n == strlen(local[i]) && !memcmp(c->addr, local[i], n))
+            return 1;
+    return 0;
+}
+
+int config_allows(int mode, const struct client *c)
+{
+    return mode == CFG_ALLOW_YES || (mode == CFG_ALLOW_LOCAL && client_is_local(c));
 }
 
 static const struct param *find_param(const char *name)
@@ -613,6 +642,14 @@ static int param_set(const struct param *p, int argc, char **argv, int apply, ch
         return 0;
     }
     case T_STR:
+        /* A file name that is a path would let the file land outside
+         * dir ("../x.rdb"); Redis refuses '/' and '\\' alike. */
+        if ((p->ptr == &cfg.dbfilename || p->ptr == &cfg.appendfilename || p->ptr == &cfg.appenddirname) &&
+            strpbrk(v, "/\\")) {
+            snprintf(err, errlen, "%s can't be a path, just a %s", p->name,
+                     p->ptr == &cfg.appenddirname ? "dirname" : "filename");
+            return -1;
+        }
         if (apply) {
             char **sp = p->ptr;
             retire(*sp);
@@ -643,7 +680,12 @@ static int param_set(const struct param *p, int argc, char **argv, int apply, ch
 
 int config_apply(int argc, char **argv, char *err, size_t errlen)
 {
-    const struct param *p = find_param(argv[0]);
+    const struct param *p;
+    /* rename-command OLD NEW: start-up only (there is no CONFIG SET for
+     * it), as in Redis; NEW "" removes the command. */
+    if (!strcasecmp(argv[0], "rename-command") && argc == 3)
+        return cmd_rename(argv[1], argv[2], err, errlen);
+    p = find_param(argv[0]);
     if (!p) {
         snprintf(err, errlen, "Bad directive or wrong number of arguments");
         return -1;
@@ -839,6 +881,9 @@ void config_command(struct client *c)
                 ok = 0;
             } else if (ok && (ps[k]->flags & IMMUTABLE)) {
                 reply_errorf(&c->out, "ERR CONFIG SET failed (possibly related to argument '%s') - can't set immutable config", name);
+                ok = 0;
+            } else if (ok && (ps[k]->flags & PROTECTED) && !config_allows(cfg.enable_protected_configs, c)) {
+                reply_errorf(&c->out, "ERR CONFIG SET failed (possibly related to argument '%s') - can't set protected config", name);
                 ok = 0;
             } else if (ok) {
                 for (int q = 0; q < k; q++) {

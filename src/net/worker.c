@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -101,20 +102,24 @@ static void addr_to_str(const struct sockaddr_storage *sa, char *out, size_t cap
     snprintf(out, cap, "%s:%d", ip, port);
 }
 
+/* Protected mode's "local" peer, as Redis 7 decides it: exactly
+ * 127.0.0.1 or ::1 (config.h client_is_local is the same rule); another
+ * 127.0.0.0/8 source address is refused like any remote one. */
 static int is_loopback(const struct sockaddr_storage *sa)
 {
     if (sa->ss_family == AF_INET) {
         const struct sockaddr_in *s = (const void *)sa;
-        return (ntohl(s->sin_addr.s_addr) >> 24) == 127;
+        return ntohl(s->sin_addr.s_addr) == INADDR_LOOPBACK;
     }
     if (sa->ss_family == AF_INET6) {
         const struct sockaddr_in6 *s = (const void *)sa;
         static const unsigned char lo[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
         if (memcmp(&s->sin6_addr, lo, 16) == 0)
             return 1;
-        /* v4-mapped 127.x */
+        /* v4-mapped 127.0.0.1 */
         static const unsigned char v4m[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-        return memcmp(&s->sin6_addr, v4m, 12) == 0 && ((const unsigned char *)&s->sin6_addr)[12] == 127;
+        static const unsigned char v4lo[4] = {127, 0, 0, 1};
+        return memcmp(&s->sin6_addr, v4m, 12) == 0 && memcmp((const unsigned char *)&s->sin6_addr + 12, v4lo, 4) == 0;
     }
     return 1;
 }
@@ -127,6 +132,10 @@ static void refuse(int fd, const char *msg)
     close(fd);
 }
 
+static long long fit_fd_limit(int startup);
+static _Thread_local int accept_spare_fd = -1; /* see do_accept */
+static _Atomic long long fd_room = LLONG_MAX; /* clients the open-files limit leaves room for */
+
 static void client_new(struct worker *w, int fd, const struct sockaddr_storage *sa)
 {
     struct client *c;
@@ -135,7 +144,12 @@ static void client_new(struct worker *w, int fd, const struct sockaddr_storage *
     struct epoll_event ev;
     int one = 1;
 
-    if (atomic_fetch_add(&connected_clients, 1) >= cfg.maxclients) {
+    int nc = atomic_fetch_add(&connected_clients, 1);
+    /* Over the room the open-files limit leaves: a CONFIG SET maxclients
+     * since start-up may want a higher limit (tried once per refusal). */
+    if (nc >= atomic_load_explicit(&fd_room, memory_order_relaxed) && nc < cfg.maxclients)
+        atomic_store(&fd_room, fit_fd_limit(0));
+    if (nc >= cfg.maxclients || nc >= atomic_load_explicit(&fd_room, memory_order_relaxed)) {
         atomic_fetch_sub(&connected_clients, 1);
         STAT_ADD(w->stats.rejected_conns, 1);
         refuse(fd, "-ERR max number of clients reached\r\n");
@@ -167,7 +181,7 @@ static void client_new(struct worker *w, int fd, const struct sockaddr_storage *
     c->qcap = QBUF_CHUNK;
     c->qbuf = hk_malloc(c->qcap);
     resp_parser_init(&c->parser);
-    c->parser.max_bulk = cfg.proto_max_bulk_len;
+    c->parser.max_bulk = __atomic_load_n(&cfg.proto_max_bulk_len, __ATOMIC_RELAXED);
     reply_init(&c->out);
     c->authenticated = cfg.requirepass == NULL;
     c->parser.authenticated = c->authenticated;
@@ -272,6 +286,8 @@ void client_close(struct client *c)
         push_unlink(c);
     epoll_ctl(w->epfd, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
+    if (accept_spare_fd < 0 && cur_worker == w) /* lost to a race at EMFILE: take this one */
+        accept_spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -431,7 +447,7 @@ static void process_input(struct client *c)
         c->qpos += c->parser.consumed;
         resp_parser_reset(&c->parser);
         c->parser.authenticated = c->authenticated;
-        c->parser.max_bulk = cfg.proto_max_bulk_len;
+        c->parser.max_bulk = __atomic_load_n(&cfg.proto_max_bulk_len, __ATOMIC_RELAXED);
     }
     /* Compact: keep only the unparsed tail at the front of the buffer. */
     if (c->qpos > 0) {
@@ -745,14 +761,70 @@ static void turn_io(struct ring_op *ops, int n)
     turn_n = 0;
 }
 
+/* Out of file descriptors (EMFILE/ENFILE): a level-triggered listener
+ * would report the same pending connection on every epoll_wait, a busy
+ * loop.  Each worker keeps one spare descriptor: it gives it up to take
+ * the connection, refuses it with Redis's maxclients error and reopens the
+ * spare.  Without a spare (another thread took the descriptor meanwhile)
+ * the listener leaves epoll until the next cron tick (accept_rearm). */
+static _Thread_local unsigned accept_paused; /* bit i: w->lfds[i] off epoll */
+
+static void accept_log_error(int e)
+{
+    static _Atomic long long last_ms;
+    long long now = time_ms(), prev = atomic_load_explicit(&last_ms, memory_order_relaxed);
+    if (now - prev >= 1000 && atomic_compare_exchange_strong(&last_ms, &prev, now))
+        log_msg(LL_WARNING, "Accepting client connection: %s", strerror(e));
+}
+
+static void accept_rearm(struct worker *w)
+{
+    for (int i = 0; accept_paused && i < w->nlfd; i++) {
+        if (!(accept_paused & (1u << i)))
+            continue;
+        struct epoll_event ev;
+        ev.events = EPOLLIN;
+        ev.data.u64 = (uint64_t)(8 + i);
+        epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->lfds[i], &ev); /* EEXIST after a rebind: fine */
+    }
+    accept_paused = 0;
+}
+
 static void do_accept(struct worker *w, int lfd)
 {
+    if (accept_spare_fd < 0)
+        accept_spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     for (int i = 0; i < 64; i++) {
         struct sockaddr_storage sa;
         socklen_t sl = sizeof(sa);
         int fd = accept4(lfd, (struct sockaddr *)&sa, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0)
+        if (fd < 0) {
+            int e = errno;
+            if (e != EMFILE && e != ENFILE && e != ENOBUFS && e != ENOMEM)
+                return; /* EAGAIN (drained), or an aborted connection */
+            accept_log_error(e);
+            if (accept_spare_fd >= 0) {
+                close(accept_spare_fd);
+                fd = accept4(lfd, (struct sockaddr *)&sa, &sl, SOCK_CLOEXEC);
+                e = fd < 0 ? errno : 0;
+                if (fd >= 0) {
+                    STAT_ADD(w->stats.rejected_conns, 1);
+                    refuse(fd, "-ERR max number of clients reached\r\n");
+                }
+                accept_spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+                if (fd >= 0)
+                    continue;
+                if (e == EAGAIN || e == EWOULDBLOCK)
+                    return;
+            }
+            for (int j = 0; j < w->nlfd; j++) {
+                if (w->lfds[j] == lfd && j < 32) {
+                    epoll_ctl(w->epfd, EPOLL_CTL_DEL, lfd, NULL);
+                    accept_paused |= 1u << j;
+                }
+            }
             return;
+        }
         client_new(w, fd, &sa);
     }
 }
@@ -1175,6 +1247,9 @@ static void cron(struct worker *w)
     /* maxmemory-clients: recount every client, evict if over. */
     if (cev_enabled())
         cev_worker_cron(w);
+    /* Listeners paused for want of file descriptors (do_accept). */
+    if (accept_paused)
+        accept_rearm(w);
 }
 
 static void *worker_main(void *arg)
@@ -1258,8 +1333,18 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-/* Listening sockets: one per worker per address, SO_REUSEPORT. */
-static int listen_one(const char *addr, int port)
+/* Listening sockets: one per worker per address, SO_REUSEPORT.
+ *
+ * SO_REUSEPORT would also let a second process of the same user join the
+ * group and take a share of the connections, so before the workers' sockets
+ * are made, a probe socket binds the address without SO_REUSEPORT (with
+ * SO_REUSEADDR, so TIME_WAIT leftovers of an earlier run do not count):
+ * that bind fails with EADDRINUSE if anything listens there, a reuseport
+ * group included, and the start-up fails as Redis's does.  The probe stays
+ * bound until the workers listen.  Residual race: two servers whose probes
+ * overlap (both bound, neither listening yet, a window of microseconds)
+ * can both pass; see docs/architecture.md "Protection limits". */
+static int bind_addr(const char *addr, int port, int reuseport, int dolisten)
 {
     struct sockaddr_storage ss;
     socklen_t sl;
@@ -1269,8 +1354,10 @@ static int listen_one(const char *addr, int port)
         struct sockaddr_in6 *s6 = (void *)&ss;
         s6->sin6_family = AF_INET6;
         s6->sin6_port = htons((uint16_t)port);
-        if (inet_pton(AF_INET6, addr, &s6->sin6_addr) != 1)
+        if (inet_pton(AF_INET6, addr, &s6->sin6_addr) != 1) {
+            errno = EINVAL;
             return -1;
+        }
         sl = sizeof(*s6);
     } else {
         struct sockaddr_in *s4 = (void *)&ss;
@@ -1278,18 +1365,21 @@ static int listen_one(const char *addr, int port)
         s4->sin_port = htons((uint16_t)port);
         if (strcmp(addr, "*") == 0)
             s4->sin_addr.s_addr = htonl(INADDR_ANY);
-        else if (inet_pton(AF_INET, addr, &s4->sin_addr) != 1)
+        else if (inet_pton(AF_INET, addr, &s4->sin_addr) != 1) {
+            errno = EINVAL;
             return -1;
+        }
         sl = sizeof(*s4);
     }
     fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+    if (reuseport)
+        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
     if (ss.ss_family == AF_INET6)
         setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-    if (bind(fd, (struct sockaddr *)&ss, sl) < 0 || listen(fd, cfg.tcp_backlog) < 0) {
+    if (bind(fd, (struct sockaddr *)&ss, sl) < 0 || (dolisten && listen(fd, cfg.tcp_backlog) < 0)) {
         int e = errno;
         close(fd);
         errno = e;
@@ -1298,9 +1388,77 @@ static int listen_one(const char *addr, int port)
     return fd;
 }
 
+static int listen_one(const char *addr, int port)
+{
+    return bind_addr(addr, port, 1, 1);
+}
+
+static int probe_addr(const char *addr, int port)
+{
+    return bind_addr(addr, port, 0, 0);
+}
+
+/* An optional ("-") address may be missing on this host; any other
+ * failure (EADDRINUSE above all) is fatal for it too, as in Redis. */
+static int optional_skip(int e)
+{
+    return e == EADDRNOTAVAIL || e == EAFNOSUPPORT || e == EPROTONOSUPPORT || e == ENOPROTOOPT ||
+           e == ESOCKTNOSUPPORT || e == EPFNOSUPPORT || e == EINVAL;
+}
+
+/* maxclients needs one descriptor per client plus the server's own (files,
+ * epoll, eventfds, io_uring, listeners): the soft RLIMIT_NOFILE is raised
+ * as far as allowed (up to maxclients + FD_RESERVED), and the clients it
+ * leaves room for (fd_room) cap the connections client_new admits, as
+ * Redis lowers maxclients at start-up.  Past that, accept() failing with
+ * EMFILE is handled in do_accept. */
+#define FD_RESERVED 32
+static long long fit_fd_limit(int startup)
+{
+    struct rlimit rl;
+    rlim_t want = (rlim_t)cfg.maxclients + FD_RESERVED;
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+        return LLONG_MAX;
+    rlim_t old = rl.rlim_cur;
+    if (rl.rlim_cur < want) {
+        struct rlimit up = {want, rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want ? rl.rlim_max : want};
+        if (setrlimit(RLIMIT_NOFILE, &up) == 0) {
+            rl.rlim_cur = want;
+        } else {
+            int e = errno;
+            if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max > rl.rlim_cur) {
+                up.rlim_cur = up.rlim_max = rl.rlim_max;
+                if (setrlimit(RLIMIT_NOFILE, &up) == 0)
+                    rl.rlim_cur = rl.rlim_max;
+            }
+            if (startup)
+                log_msg(LL_WARNING, "maxclients %lld needs at least %llu open files; the limit could not be raised to that: %s.",
+                        cfg.maxclients, (unsigned long long)want, strerror(e));
+        }
+        if (startup && rl.rlim_cur > old)
+            log_msg(LL_NOTICE, "Open files limit raised from %llu to %llu.", (unsigned long long)old,
+                    (unsigned long long)rl.rlim_cur);
+    }
+    return rl.rlim_cur > FD_RESERVED ? (long long)(rl.rlim_cur - FD_RESERVED) : 1;
+}
+
+static void fit_maxclients_to_fd_limit(void)
+{
+    long long room = fit_fd_limit(1);
+    atomic_store(&fd_room, room);
+    if (room < cfg.maxclients) {
+        log_msg(LL_WARNING,
+                "Open files limit leaves room for %lld clients: maxclients reduced from %lld to %lld. Raise 'ulimit -n' "
+                "for more clients.",
+                room, cfg.maxclients, room);
+        cfg.maxclients = room;
+    }
+}
+
 int workers_start(int n)
 {
     char *addrs = hk_strdup(cfg.bind), *save = NULL, *a;
+    fit_maxclients_to_fd_limit();
     nworkers = n;
     workers = hk_calloc(sizeof(struct worker) * (size_t)n);
     db_wait_jobs_pending = jobs_pending_hook;
@@ -1325,13 +1483,25 @@ int workers_start(int n)
     }
     for (a = strtok_r(addrs, " ", &save); a; a = strtok_r(NULL, " ", &save)) {
         const char *addr = a[0] == '-' ? a + 1 : a; /* "-::1": optional */
+        int probe = cfg.port ? probe_addr(addr, cfg.port) : -1;
+        if (cfg.port && probe < 0) {
+            int e = errno;
+            log_msg(LL_WARNING, "Warning: Could not create server TCP listening socket %s:%d: %s", addr, cfg.port, strerror(e));
+            if (a[0] == '-' && optional_skip(e))
+                continue;
+            hk_free(addrs);
+            return -1;
+        }
         for (int i = 0; i < n; i++) {
             struct worker *w = &workers[i];
             int fd = listen_one(addr, cfg.port);
             if (fd < 0) {
-                if (a[0] == '-')
+                int e = errno;
+                if (a[0] == '-' && optional_skip(e))
                     break;
-                log_msg(LL_WARNING, "Warning: Could not create server TCP listening socket %s:%d: %s", addr, cfg.port, strerror(errno));
+                log_msg(LL_WARNING, "Warning: Could not create server TCP listening socket %s:%d: %s", addr, cfg.port, strerror(e));
+                if (probe >= 0)
+                    close(probe);
                 hk_free(addrs);
                 return -1;
             }
@@ -1341,6 +1511,8 @@ int workers_start(int n)
             w->lfds[w->nlfd++] = fd;
             epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev);
         }
+        if (probe >= 0)
+            close(probe);
     }
     hk_free(addrs);
     for (int i = 0; i < n; i++)
@@ -1383,10 +1555,19 @@ int workers_rebind(const char *bind, int port)
     r.nfds = hk_calloc(sizeof(int) * (size_t)nworkers);
     for (a = strtok_r(addrs, " ", &save); a && ok; a = strtok_r(NULL, " ", &save)) {
         const char *addr = a[0] == '-' ? a + 1 : a;
+        /* A new port is probed as at start-up; on the current port our own
+         * listeners would fail the probe (CONFIG SET bind). */
+        int probe = port && port != cfg.port ? probe_addr(addr, port) : -1;
+        if (port && port != cfg.port && probe < 0) {
+            if (a[0] == '-' && optional_skip(errno))
+                continue;
+            ok = 0;
+            break;
+        }
         for (int i = 0; i < nworkers && ok; i++) {
             int fd = listen_one(addr, port);
             if (fd < 0) {
-                if (a[0] == '-')
+                if (a[0] == '-' && optional_skip(errno))
                     break;
                 ok = 0;
                 break;
@@ -1398,6 +1579,8 @@ int workers_rebind(const char *bind, int port)
             }
             r.fds[i][r.nfds[i]++] = fd;
         }
+        if (probe >= 0)
+            close(probe);
     }
     hk_free(addrs);
     if (ok) {

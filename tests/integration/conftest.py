@@ -28,6 +28,12 @@ def free_port():
     return port
 
 
+# DEBUG and CONFIG SET dir/dbfilename are off by default (Redis 7's
+# enable-debug-command / enable-protected-configs); the suite uses them, as
+# Redis's own test suite does.  test_hardening.py starts servers without.
+HARDENING_OFF = ["--enable-debug-command", "yes", "--enable-protected-configs", "yes"]
+
+
 class Server:
     """A spawned server process; extra args are redis-style --name value."""
 
@@ -37,11 +43,13 @@ class Server:
         if MODE == "redis":
             cmd = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
                    "--save", "", "--appendonly", "no", "--dir", self.dir]
+            cmd += HARDENING_OFF
         else:
             # No save points unless a test asks (as for redis-server above):
             # a snapshot at every shutdown would only slow the suite down.
             cmd = [BIN, "--port", str(self.port), "--bind", "127.0.0.1",
                    "--threads", str(threads), "--dir", self.dir, "--save", ""]
+            cmd += HARDENING_OFF
         cmd += [str(a) for a in args]
         self.log = open(os.path.join(self.dir, "server.log"), "w")
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)

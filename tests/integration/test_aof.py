@@ -62,7 +62,7 @@ class Srv:
                    "--dir", self.dir, "--enable-debug-command", "yes"]
         else:
             cmd = [BIN, "--port", str(self.port), "--bind", "127.0.0.1", "--threads", str(self.threads),
-                   "--save", "", "--dir", self.dir]
+                   "--save", "", "--dir", self.dir, "--enable-debug-command", "yes"]
         return cmd + self.args + [str(a) for a in extra]
 
     def logpath(self):
