@@ -201,7 +201,7 @@ int glob_match(const char *pat, size_t plen, const char *s, size_t slen, int noc
                     while (q < plen && pat[q] != ']') {
                         if (pat[q] == '\\' && q + 1 < plen) {
                             q++;
-                            if (lower(pat[q], nocase) == lower(s[i], nocase))
+                            if (lower((unsigned char)pat[q], nocase) == lower((unsigned char)s[i], nocase))
                                 match = 1;
                             q++;
                         } else if (q + 2 < plen && pat[q + 1] == '-') {

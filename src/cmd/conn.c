@@ -239,7 +239,32 @@ static size_t client_line(struct client *c, char *buf, size_t cap, const struct 
                      c->qbuf_peak, c->out.len - c->sent, c->out.len > 16384 ? c->out.cap : (size_t)0,
                      client_mem_usage(c), (c->flags & CF_WANT_WRITE) ? "w" : "", cmd, tracking_redir(c), c->out.resp,
                      c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
-    return n < 0 ? 0 : ((size_t)n >= cap ? cap - 1 : (size_t)n);
+    return n < 0 ? 0 : (size_t)n; /* >= cap: truncated, call again with n + 1 */
+}
+
+/* c's CLIENT LIST line in buf, or in a heap buffer (*heap, to free) when a
+ * long name or lib-name does not fit. */
+static size_t client_line_any(struct client *c, char *buf, size_t cap, const struct client *self, char **out,
+                              char **heap)
+{
+    size_t n = client_line(c, buf, cap, self);
+    *heap = NULL;
+    *out = buf;
+    if (n >= cap) {
+        *heap = hk_malloc(n + 1);
+        n = client_line(c, *heap, n + 1, self);
+        *out = *heap;
+    }
+    return n;
+}
+
+static int type_matches(const struct client *c, int type)
+{
+    if (type < 0)
+        return 1;
+    if (type == 2)
+        return 0;
+    return (type == 1) == !!(c->flags & CF_PUBSUB);
 }
 
 struct list_req {
@@ -247,39 +272,42 @@ struct list_req {
     char *buf;
     size_t len, cap;
     const struct client *self;
-    int type_normal_only; /* TYPE filter: 1 normal, 2 excludes all */
+    int type; /* TYPE filter: -1 none, else as parse_client_type */
     unsigned long long *ids;
     int nids;
 };
 
+static int cmp_ull(const void *a, const void *b)
+{
+    unsigned long long x = *(const unsigned long long *)a, y = *(const unsigned long long *)b;
+    return x < y ? -1 : x > y;
+}
+
 static void list_one(struct worker *w, void *arg)
 {
     struct list_req *r = arg;
-    char line[1024];
+    char line[1024], *heap, *text;
     for (struct client *c = w->clients; c; c = c->next) {
-        if (r->type_normal_only == 2)
-            break;
+        if (!type_matches(c, r->type))
+            continue;
         /* Killed or evicted, closed at the end of its worker's loop turn:
          * already gone, as in Redis (which frees such clients at once). */
         if (c->flags & CF_CLOSE_ASAP)
             continue;
-        if (r->nids) {
-            int hit = 0;
-            for (int i = 0; i < r->nids; i++)
-                hit |= r->ids[i] == c->id;
-            if (!hit)
-                continue;
-        }
-        size_t n = client_line(c, line, sizeof(line), r->self);
+        unsigned long long id = c->id;
+        if (r->nids && !bsearch(&id, r->ids, (size_t)r->nids, sizeof(*r->ids), cmp_ull))
+            continue; /* ids sorted by client_list: clients x log(ids), not clients x ids */
+        size_t n = client_line_any(c, line, sizeof(line), r->self, &text, &heap);
         pthread_mutex_lock(&r->lock);
         if (r->len + n > r->cap) {
             while (r->len + n > r->cap)
                 r->cap = r->cap ? r->cap * 2 : 4096;
             r->buf = hk_realloc(r->buf, r->cap);
         }
-        memcpy(r->buf + r->len, line, n);
+        memcpy(r->buf + r->len, text, n);
         r->len += n;
         pthread_mutex_unlock(&r->lock);
+        hk_free(heap);
     }
 }
 
@@ -290,7 +318,7 @@ struct kill_req {
     int has_id;
     const char *addr, *laddr;
     size_t addrlen, laddrlen;
-    int type; /* -1 any, 0 normal, 1 none-match (master/replica/pubsub) */
+    int type; /* -1 any, else as parse_client_type */
     const char *user;
     size_t userlen;
     long long maxage;
@@ -310,7 +338,7 @@ static void kill_one(struct worker *w, void *arg)
             continue;
         if (r->laddr && !(strlen(c->laddr) == r->laddrlen && memcmp(c->laddr, r->laddr, r->laddrlen) == 0))
             continue;
-        if (r->type == 1)
+        if (!type_matches(c, r->type))
             continue;
         if (r->user && !(r->userlen == 7 && memcmp(r->user, "default", 7) == 0))
             continue;
@@ -367,12 +395,16 @@ static void client_unblock(struct client *c)
     reply_int(&c->out, atomic_load(&r.done) ? 1 : 0);
 }
 
+/* CLIENT LIST/KILL TYPE: 0 normal, 1 pubsub (a subscribed client, as
+ * Redis classes it), 2 master / replica (there are none). */
 static int parse_client_type(struct client *c, int i, int *type)
 {
     if (arg_is(c, i, "normal"))
         *type = 0;
-    else if (arg_is(c, i, "master") || arg_is(c, i, "replica") || arg_is(c, i, "slave") || arg_is(c, i, "pubsub"))
+    else if (arg_is(c, i, "pubsub"))
         *type = 1;
+    else if (arg_is(c, i, "master") || arg_is(c, i, "replica") || arg_is(c, i, "slave"))
+        *type = 2;
     else {
         reply_errorf(&c->out, "ERR Unknown client type '%.*s'", (int)c->argvlen[i], c->argv[i]);
         return -1;
@@ -460,12 +492,13 @@ static void client_list(struct client *c)
     memset(&r, 0, sizeof(r));
     pthread_mutex_init(&r.lock, NULL);
     r.self = c;
+    r.type = -1;
     if (c->argc > 2) {
         if (c->argc == 4 && arg_is(c, 2, "type")) {
             int type;
             if (parse_client_type(c, 3, &type) < 0)
                 return;
-            r.type_normal_only = type == 0 ? 1 : 2;
+            r.type = type;
         } else if (c->argc >= 4 && arg_is(c, 2, "id")) {
             r.nids = c->argc - 3;
             r.ids = hk_malloc(sizeof(*r.ids) * (size_t)r.nids);
@@ -478,6 +511,7 @@ static void client_list(struct client *c)
                 }
                 r.ids[j - 3] = (unsigned long long)v;
             }
+            qsort(r.ids, (size_t)r.nids, sizeof(*r.ids), cmp_ull);
         } else {
             reply_error(&c->out, ERR_SYNTAX);
             return;
@@ -523,9 +557,10 @@ void client_command(struct client *c)
     } else if (!strcmp(sub, "list")) {
         client_list(c);
     } else if (!strcmp(sub, "info")) {
-        char line[1024];
-        size_t n = client_line(c, line, sizeof(line), c);
-        reply_verbatim(&c->out, line, n, "txt");
+        char line[1024], *heap, *text;
+        size_t n = client_line_any(c, line, sizeof(line), c, &text, &heap);
+        reply_verbatim(&c->out, text, n, "txt");
+        hk_free(heap);
     } else if (!strcmp(sub, "kill")) {
         client_kill(c);
     } else if (!strcmp(sub, "unblock")) {

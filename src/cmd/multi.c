@@ -33,6 +33,7 @@
 #include "../base/util.h"
 #include "../db/blocking.h"
 #include "../db/entry.h"
+#include "../ds/dict.h"
 #include "../persist/prop.h"
 #include "../script/script.h"
 #include "commands.h"
@@ -300,14 +301,28 @@ void script_mutex_unlock(void)
 
 /* ------------------------------------------------------------ watch --- */
 struct watcher {
+    struct dict_link link;       /* the client's ms->wd (owner thread) */
     struct watcher *next, *prev; /* watch_heads[slot] list (slot lock) */
     struct multi_state *ms;
     int db;
     unsigned slot;
     int expired;                 /* logically expired when watched */
     size_t klen;
-    char key[];
+    char dk[];                   /* db (sizeof(int) bytes), then the key: ms->wd's key */
 };
+
+static inline const char *wkey(const struct watcher *x)
+{
+    return x->dk + sizeof(int);
+}
+
+static const char *watcher_dkey(const struct dict_link *it, size_t *len)
+{
+    const struct watcher *x = (const struct watcher *)it;
+    *len = sizeof(int) + x->klen;
+    return x->dk;
+}
+static const struct dict_type watcher_type = {watcher_dkey};
 
 struct qcmd {
     const struct cmd *cmd;
@@ -326,6 +341,7 @@ struct multi_state {
     size_t qbytes;
     struct watcher **w;
     int nw, capw;
+    struct dict *wd; /* the same watchers by (db, key): WATCH of n keys is O(n), not O(n^2) */
 };
 
 static struct watcher *watch_heads[NSLOTS];
@@ -355,18 +371,21 @@ static int key_present_raw(int db, unsigned slot, const char *key, size_t klen)
 static void watch_add(struct client *c, int db, unsigned slot, const char *key, size_t klen)
 {
     struct multi_state *ms = ms_get(c);
-    for (int i = 0; i < ms->nw; i++) {
-        struct watcher *x = ms->w[i];
-        if (x->db == db && x->klen == klen && memcmp(x->key, key, klen) == 0)
-            return;
+    struct watcher *x = hk_malloc(sizeof(*x) + sizeof(int) + klen);
+    memcpy(x->dk, &db, sizeof(int));
+    memcpy(x->dk + sizeof(int), key, klen);
+    if (!ms->wd)
+        ms->wd = dict_new(&watcher_type, 0);
+    else if (dict_find(ms->wd, x->dk, sizeof(int) + klen)) {
+        hk_free(x);
+        return;
     }
-    struct watcher *x = hk_malloc(sizeof(*x) + klen);
     x->ms = ms;
     x->db = db;
     x->slot = slot;
     x->klen = klen;
-    memcpy(x->key, key, klen);
     x->expired = key_expired_now(db, slot, key, klen);
+    dict_add(ms->wd, &x->link);
     x->prev = NULL;
     x->next = watch_heads[slot];
     if (x->next)
@@ -409,6 +428,10 @@ static void unwatch_all(struct client *c, int locked)
             slot_unlock_self(s);
     }
     ms->nw = 0;
+    if (ms->wd) {
+        dict_free(ms->wd, NULL); /* the watchers were freed above */
+        ms->wd = NULL;
+    }
     if (ms->capw > 64) {
         hk_free(ms->w);
         ms->w = NULL;
@@ -424,7 +447,7 @@ void signal_modified_key(struct client *c, int db, unsigned slot, const char *ke
     if (atomic_load_explicit(&nwatchers, memory_order_relaxed) == 0)
         return;
     for (struct watcher *x = watch_heads[slot]; x; x = x->next) {
-        if (x->db != db || x->klen != klen || memcmp(x->key, key, klen) != 0)
+        if (x->db != db || x->klen != klen || memcmp(wkey(x), key, klen) != 0)
             continue;
         if (x->expired) {
             /* Watched while already expired: its deletion is no change. */
@@ -445,8 +468,8 @@ static void touch_all_in_db(int emptied, int replaced_with)
         for (struct watcher *x = watch_heads[s]; x; x = x->next) {
             if (x->db != emptied)
                 continue;
-            int in_emptied = key_present_raw(emptied, s, x->key, x->klen);
-            int in_repl = replaced_with >= 0 && key_present_raw(replaced_with, s, x->key, x->klen);
+            int in_emptied = key_present_raw(emptied, s, wkey(x), x->klen);
+            int in_repl = replaced_with >= 0 && key_present_raw(replaced_with, s, wkey(x), x->klen);
             if (!in_emptied && !in_repl)
                 continue;
             if (x->expired) {
@@ -454,9 +477,9 @@ static void touch_all_in_db(int emptied, int replaced_with)
                     x->expired = 0;
                     continue;
                 }
-                if (key_expired_now(replaced_with, s, x->key, x->klen))
+                if (key_expired_now(replaced_with, s, wkey(x), x->klen))
                     continue;
-            } else if (!in_emptied && key_expired_now(replaced_with, s, x->key, x->klen)) {
+            } else if (!in_emptied && key_expired_now(replaced_with, s, wkey(x), x->klen)) {
                 x->expired = 1;
                 continue;
             }
@@ -575,7 +598,7 @@ size_t multi_client_mem(const struct client *c)
     if (!c->ms)
         return 0;
     return c->ms->qbytes + sizeof(struct qcmd) * (size_t)c->ms->capq +
-           (size_t)c->ms->nw * (sizeof(struct watcher) + sizeof(void *));
+           (size_t)c->ms->nw * (sizeof(struct watcher) + sizeof(void *)) + (c->ms->wd ? dict_mem(c->ms->wd) : 0);
 }
 
 int multi_client_queued(const struct client *c)
@@ -718,7 +741,7 @@ void exec_command(struct client *c)
     int dirty = atomic_load(&ms->dirty_cas);
     for (int i = 0; !dirty && i < ms->nw; i++) {
         struct watcher *x = ms->w[i];
-        if (!x->expired && key_expired_now(x->db, x->slot, x->key, x->klen))
+        if (!x->expired && key_expired_now(x->db, x->slot, wkey(x), x->klen))
             dirty = 1;
     }
     if (dirty) {

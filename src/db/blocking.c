@@ -37,6 +37,7 @@
 
 #include "../base/mem.h"
 #include "../base/util.h"
+#include "../ds/dict.h"
 #include "../persist/prop.h"
 #include "../server.h"
 #include "db.h"
@@ -52,12 +53,23 @@ struct wnode {                 /* a waiter's place in one key's queue */
 };
 
 struct bkey {                  /* waiters of one (db, key), FIFO */
-    struct bkey *next;
+    struct dict_link link;     /* bdict[slot], by db + key */
+    struct bkey *next, *prev;  /* blocked[slot] */
     struct wnode *head, *tail;
+    uint64_t rstamp;           /* in the ready queue of the batch with this stamp */
     int db;
     size_t klen;
-    char key[];
+    char dk[];                 /* db (sizeof(int) bytes), then the key */
 };
+#define BKEY_KEY(b) ((b)->dk + sizeof(int))
+
+static const char *bkey_dkey(const struct dict_link *it, size_t *len)
+{
+    const struct bkey *b = (const struct bkey *)it;
+    *len = sizeof(int) + b->klen;
+    return b->dk;
+}
+static const struct dict_type bkey_type = {bkey_dkey};
 
 struct waiter {
     _Atomic int state;
@@ -81,6 +93,9 @@ struct waiter {
 };
 
 static struct bkey *blocked[NSLOTS];       /* slot lock */
+/* The same bkeys by db + key (slot lock): a client blocked on 100k keys of
+ * one slot (hash tags) costs 100k lookups, not 100k list walks. */
+static struct dict *bdict[NSLOTS];
 static atomic_llong n_blocked_clients, n_blocking_keys, n_timeouts;
 static atomic_ulong serve_passes;          /* stream serve pass numbers */
 
@@ -94,6 +109,12 @@ struct ready {
 };
 static _Thread_local struct ready *ready;
 static _Thread_local int nready, capready;
+/* ready[rhead..nready) are pending.  A key is queued once per batch (the
+ * bkey carries the batch's stamp, unique across threads), so FLUSHDB
+ * signalling 100k blocked keys is O(n), not a scan of the queue per key. */
+static _Thread_local int rhead;
+static _Thread_local uint64_t rstamp_cur;
+static atomic_ullong rstamp_next = 1;
 static _Thread_local int reexec_active, reexec_blocked;
 
 /* Owner-side list of blocked clients, per worker.  Indexed by worker id. */
@@ -142,10 +163,15 @@ int parse_block_timeout(struct client *c, int i, long long *deadline_ms)
 /* ------------------------------------------------------------- queues --- */
 static struct bkey *bkey_find(int db, unsigned slot, const char *key, size_t klen)
 {
-    for (struct bkey *b = blocked[slot]; b; b = b->next)
-        if (b->db == db && b->klen == klen && memcmp(b->key, key, klen) == 0)
-            return b;
-    return NULL;
+    if (!bdict[slot])
+        return NULL;
+    char stackbuf[256], *dk = sizeof(int) + klen <= sizeof(stackbuf) ? stackbuf : hk_malloc(sizeof(int) + klen);
+    memcpy(dk, &db, sizeof(int));
+    memcpy(dk + sizeof(int), key, klen);
+    struct bkey *b = (struct bkey *)dict_find(bdict[slot], dk, sizeof(int) + klen);
+    if (dk != stackbuf)
+        hk_free(dk);
+    return b;
 }
 
 /* Unlink every node of w (all its slots locked by the caller). */
@@ -166,11 +192,18 @@ static void unlink_waiter(struct waiter *w)
             b->tail = n->prev;
         n->bk = NULL;
         if (!b->head) {
-            unsigned s = key_slot(b->key, b->klen);
-            struct bkey **pp = &blocked[s];
-            while (*pp != b)
-                pp = &(*pp)->next;
-            *pp = b->next;
+            unsigned s = key_slot(BKEY_KEY(b), b->klen);
+            if (b->prev)
+                b->prev->next = b->next;
+            else
+                blocked[s] = b->next;
+            if (b->next)
+                b->next->prev = b->prev;
+            dict_remove(bdict[s], b->dk, sizeof(int) + b->klen);
+            if (!dict_size(bdict[s])) {
+                dict_free(bdict[s], NULL);
+                bdict[s] = NULL;
+            }
             hk_free(b);
             atomic_fetch_sub(&n_blocking_keys, 1);
         }
@@ -212,6 +245,29 @@ static int cmp_u(const void *a, const void *b)
 {
     unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
     return x < y ? -1 : x > y;
+}
+
+/* Key arguments of c by their position i in kidx[]: by bytes, then i. */
+struct keyref_ctx {
+    const struct client *c;
+    const int *kidx;
+};
+
+static int same_key(const struct keyref_ctx *kc, int i, int j)
+{
+    size_t li = kc->c->argvlen[kc->kidx[i]], lj = kc->c->argvlen[kc->kidx[j]];
+    return li == lj && memcmp(kc->c->argv[kc->kidx[i]], kc->c->argv[kc->kidx[j]], li) == 0;
+}
+
+static int cmp_keyref(const void *a, const void *b, void *arg)
+{
+    const struct keyref_ctx *kc = arg;
+    int i = *(const int *)a, j = *(const int *)b;
+    size_t li = kc->c->argvlen[kc->kidx[i]], lj = kc->c->argvlen[kc->kidx[j]];
+    int r = memcmp(kc->c->argv[kc->kidx[i]], kc->c->argv[kc->kidx[j]], li < lj ? li : lj);
+    if (r == 0)
+        r = li < lj ? -1 : li > lj;
+    return r ? r : (i > j) - (i < j);
 }
 
 static void owner_link(struct waiter *w)
@@ -290,27 +346,46 @@ void block_on_keys(struct client *c, const int *kidx, int n, int type, long long
             w->lock[w->nlock++] = w->lock[i];
     reply_init(&w->out);
     w->out.resp = w->resp;
-    /* One queue per distinct key (BLPOP k k waits once on k). */
+    /* One queue per distinct key (BLPOP k k waits once on k): the keys
+     * sorted, so 100k of them cost n log n, not n^2 comparisons. */
+    char *dup = hk_calloc((size_t)(n > 0 ? n : 1));
+    if (n > 1) {
+        struct keyref_ctx kc = {c, kidx};
+        int *ord = hk_malloc(sizeof(int) * (size_t)n);
+        for (int i = 0; i < n; i++)
+            ord[i] = i;
+        qsort_r(ord, (size_t)n, sizeof(int), cmp_keyref, &kc);
+        /* Ties are in argv order: every key after the first of its run
+         * repeats an earlier argument. */
+        for (int j = 1; j < n; j++)
+            if (same_key(&kc, ord[j - 1], ord[j]))
+                dup[ord[j]] = 1;
+        hk_free(ord);
+    }
     w->nodes = hk_calloc(sizeof(struct wnode) * (size_t)n);
     for (int i = 0; i < n; i++) {
         const char *k = c->argv[kidx[i]];
         size_t kl = c->argvlen[kidx[i]];
         unsigned s = c->kslot[kidx[i]];
-        int dup = 0;
-        for (int j = 0; j < i; j++)
-            if (c->argvlen[kidx[j]] == kl && memcmp(c->argv[kidx[j]], k, kl) == 0)
-                dup = 1;
-        if (dup)
+        if (dup[i])
             continue;
         struct bkey *b = bkey_find(c->db, s, k, kl);
         if (!b) {
-            b = hk_malloc(sizeof(*b) + kl);
+            b = hk_malloc(sizeof(*b) + sizeof(int) + kl);
             b->db = c->db;
             b->klen = kl;
-            memcpy(b->key, k, kl);
+            memcpy(b->dk, &c->db, sizeof(int));
+            memcpy(b->dk + sizeof(int), k, kl);
             b->head = b->tail = NULL;
+            b->prev = NULL;
+            b->rstamp = 0;
             b->next = blocked[s];
+            if (b->next)
+                b->next->prev = b;
             blocked[s] = b;
+            if (!bdict[s])
+                bdict[s] = dict_new(&bkey_type, 0);
+            dict_add(bdict[s], &b->link);
             atomic_fetch_add(&n_blocking_keys, 1);
         }
         struct wnode *nd = &w->nodes[w->nwait++];
@@ -324,6 +399,7 @@ void block_on_keys(struct client *c, const int *kidx, int n, int type, long long
             b->head = nd;
         b->tail = nd;
     }
+    hk_free(dup);
     c->blocked = w;
     c->flags |= CF_BLOCKED;
     owner_link(w);
@@ -345,11 +421,14 @@ int client_is_blocked(const struct client *c)
 /* ------------------------------------------------------------- signal --- */
 void signal_key_ready(int db, unsigned slot, const char *key, size_t klen)
 {
-    if (!blocked[slot] || !bkey_find(db, slot, key, klen))
+    struct bkey *b = blocked[slot] ? bkey_find(db, slot, key, klen) : NULL;
+    if (!b)
         return;
-    for (int i = 0; i < nready; i++)
-        if (ready[i].db == db && ready[i].klen == klen && memcmp(ready[i].key, key, klen) == 0)
-            return;
+    if (rhead == nready)
+        rstamp_cur = atomic_fetch_add(&rstamp_next, 1);
+    if (b->rstamp == rstamp_cur)
+        return; /* already pending */
+    b->rstamp = rstamp_cur;
     if (nready == capready) {
         capready = capready ? capready * 2 : 8;
         ready = hk_realloc(ready, sizeof(*ready) * (size_t)capready);
@@ -367,7 +446,7 @@ void blocking_signal_db(int db)
     for (unsigned s = 0; s < NSLOTS; s++)
         for (struct bkey *b = blocked[s]; b; b = b->next)
             if (b->db == db)
-                signal_key_ready(db, s, b->key, b->klen);
+                signal_key_ready(db, s, BKEY_KEY(b), b->klen);
 }
 
 /* -------------------------------------------------------------- serve --- */
@@ -431,6 +510,7 @@ static void serve_key(int db, unsigned slot, const char *key, size_t klen)
             db_lock_one_ex(slot, 0); /* serves jobs while waiting */
         struct bkey *b = blocked[slot] ? bkey_find(db, slot, key, klen) : NULL;
         if (b) {
+            b->rstamp = 0; /* served now: a new signal queues it again */
             struct entry *e = db_get(db, slot, key, klen, LK_NOSTATS | LK_NOTOUCH);
             for (struct wnode *n = b->head; n; n = n->next) {
                 if (!waiter_wants(n->w, e))
@@ -496,13 +576,12 @@ void blocking_serve_ready(void)
         return;
     /* Serving may signal more keys (BLMOVE pushes to its destination):
      * loop until nothing is left. */
-    while (nready > 0) {
-        struct ready r = ready[0];
-        memmove(&ready[0], &ready[1], sizeof(*ready) * (size_t)(nready - 1));
-        nready--;
+    while (rhead < nready) {
+        struct ready r = ready[rhead++];
         serve_key(r.db, r.slot, r.key, r.klen);
         hk_free(r.key);
     }
+    nready = rhead = 0;
     /* Rarely used: give the array back rather than keep it per thread. */
     hk_free(ready);
     ready = NULL;
