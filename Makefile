@@ -78,6 +78,10 @@ run: deps all
 test: deps
 	@./scripts/test.sh
 
+# libFuzzer targets (tests/fuzz/: resp restore hnsw rdb aof manifest vexpr
+# config), built with clang into build-fuzz/ and run FUZZ_SECONDS each
+# (default 600); FUZZ_TARGETS="restore rdb" selects, FUZZ_JOBS=2 runs two at
+# once.  Fails if anything was found (scripts/fuzz.sh).
 fuzz:
 	@./scripts/fuzz.sh
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test tier, in order: build, C unit tests, integration tests against
-# the release build, then the ASan+UBSan build (unit + integration) and the
-# TSan build (unit + the threaded integration tests).  Exits non-zero on the
+# the release build, then the ASan+UBSan build (unit + integration), a short
+# run of every libFuzzer target (scripts/fuzz.sh) and the TSan build (unit +
+# the threaded integration tests).  Exits non-zero on the
 # first failing tier.  Tests that use python3-redis/pytest run under Debian's
 # /usr/bin/python3 (the python3 on PATH may lack Debian's packages).
 set -euo pipefail
@@ -37,6 +38,11 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 step "unit tests (ASan+UBSan)"
 ./build-address/unit-tests
+
+# Every libFuzzer target (tests/fuzz/) built and fuzzed briefly from its
+# committed corpus, two at a time; `make fuzz` runs them long.
+step "fuzz targets (libFuzzer, ${FUZZ_SECONDS:-15}s each)"
+FUZZ_SECONDS=${FUZZ_SECONDS:-15} FUZZ_JOBS=2 ./scripts/fuzz.sh
 
 step "integration tests (ASan+UBSan)"
 HOTKV_BIN=build-address/hotkv-server $PY -m pytest -q -p no:cacheprovider tests/integration

@@ -227,7 +227,7 @@ static void fuzz_resp_run(const uint8_t *payload, size_t size, int auth, long lo
     resp_parser_free(&p);
 }
 
-static void fuzz_resp_one(const uint8_t *data, size_t size)
+static inline void fuzz_resp_one(const uint8_t *data, size_t size)
 {
     static const long long bulk_limits[4] = {1024 * 1024, 64, 16384, 1024 * 1024};
     struct fuzz_log whole = {0}, chunked = {0};

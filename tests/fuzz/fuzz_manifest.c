@@ -1,0 +1,15 @@
+/* fuzz_manifest.c - libFuzzer target; the body is fuzz_manifest_one() in
+ * fuzz_manifest_harness.h (shared with tests/unit/test_fuzz_corpus.c).
+ * Built and run by scripts/fuzz.sh. */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fuzz_manifest_harness.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fuzz_manifest_one(data, size);
+    return 0;
+}
