@@ -355,3 +355,20 @@ def make_nonstring(resp, key):
     if isinstance(reply, tuple) and "unknown command" in reply[1]:
         pytest.skip("server has no LPUSH (lists not implemented)")
     assert reply == 1
+
+
+# CRC-64 (Jones polynomial, reflected), the checksum of DUMP payloads and RDB
+# files, for tests that build or patch payloads by hand.
+_CRC64_POLY = 0x95AC9329AC4BC9B5
+_CRC64_TABLE = []
+for _i in range(256):
+    _v = _i
+    for _ in range(8):
+        _v = (_v >> 1) ^ _CRC64_POLY if _v & 1 else _v >> 1
+    _CRC64_TABLE.append(_v)
+
+
+def crc64(data, crc=0):
+    for b in data:
+        crc = _CRC64_TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc

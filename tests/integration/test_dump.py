@@ -19,23 +19,10 @@ import pytest
 import redis
 
 from conftest import MODE, Resp, Server
+from helpers import crc64
 
 IS_REDIS = MODE == "redis"
 
-# ---------------------------------------------------------------- CRC-64 ---
-_POLY = 0x95AC9329AC4BC9B5
-_TABLE = []
-for _i in range(256):
-    _v = _i
-    for _ in range(8):
-        _v = (_v >> 1) ^ _POLY if _v & 1 else _v >> 1
-    _TABLE.append(_v)
-
-
-def crc64(data, crc=0):
-    for b in data:
-        crc = _TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
-    return crc
 
 
 def seal(body, version=10):

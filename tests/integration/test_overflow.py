@@ -18,6 +18,7 @@ import struct
 import pytest
 
 from conftest import MODE, Server
+from helpers import crc64
 
 IS_REDIS = MODE == "redis"
 
@@ -498,19 +499,6 @@ def test_startup_refuses_proto_max_bulk_len_above_entry_limit():
 
 
 # ------------------------------------- streams restored with odd times ---
-_POLY = 0x95AC9329AC4BC9B5
-_TABLE = []
-for _i in range(256):
-    _v = _i
-    for _ in range(8):
-        _v = (_v >> 1) ^ _POLY if _v & 1 else _v >> 1
-    _TABLE.append(_v)
-
-
-def crc64(data, crc=0):
-    for b in data:
-        crc = _TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
-    return crc
 
 
 def _pending_stream_payload(resp):

@@ -27,7 +27,7 @@ import pytest
 import redis
 
 from conftest import BIN, MODE, Server, free_port
-from helpers import IS_SANITIZER
+from helpers import IS_SANITIZER, crc64
 
 pytestmark = pytest.mark.skipif(MODE == "redis", reason="starts hotkv-server processes")
 
@@ -35,19 +35,6 @@ N = 60 if IS_SANITIZER else 300
 DIM = 16
 
 # -------------------------------------------------------------- helpers ---
-_POLY = 0x95AC9329AC4BC9B5
-_TABLE = []
-for _i in range(256):
-    _v = _i
-    for _ in range(8):
-        _v = (_v >> 1) ^ _POLY if _v & 1 else _v >> 1
-    _TABLE.append(_v)
-
-
-def crc64(data, crc=0):
-    for b in data:
-        crc = _TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
-    return crc
 
 
 def reseal(payload, body):
