@@ -116,11 +116,7 @@ static inline void fuzz_aof_one(const uint8_t *data, size_t size)
     fuzz_aof_write("appendonly.aof.1.base.aof", data, size);
 
     struct client c;
-    memset(&c, 0, sizeof(c));
-    c.fd = -1;
-    c.authenticated = 1;
-    reply_init(&c.out);
-    c.out.resp = 2;
+    fuzz_client_init(&c);
     aof_debug_loadaof(&c);
     FZ_CHECK(c.out.len > 0 && (c.out.buf[0] == '+' || c.out.buf[0] == '-'));
     reply_free(&c.out);

@@ -53,6 +53,18 @@ static inline void fuzz_server_init(void)
     vd_init();
 }
 
+/* A fake, authenticated RESP2 client with no connection, for harnesses
+ * that call a command handler directly; free its reply with
+ * reply_free(&c->out) as the harness does. */
+static inline void fuzz_client_init(struct client *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->fd = -1;
+    c->authenticated = 1;
+    reply_init(&c->out);
+    c->out.resp = 2;
+}
+
 /* The databases holding a table in some slot (bit d: database d), from
  * the keyspace's slot bitmaps: db_size and db_flush walk all NSLOTS slots
  * of a database, instrumented, most of an input's time otherwise. */

@@ -27,11 +27,7 @@ static void fuzz_config_get_all(void)
     const char *argv[3] = {"CONFIG", "GET", "*"};
     size_t lens[3] = {6, 3, 1};
     struct client c;
-    memset(&c, 0, sizeof(c));
-    c.fd = -1;
-    c.authenticated = 1;
-    reply_init(&c.out);
-    c.out.resp = 2;
+    fuzz_client_init(&c);
     c.argc = 3;
     c.argv = argv;
     c.argvlen = lens;

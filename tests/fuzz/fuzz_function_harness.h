@@ -27,11 +27,7 @@ static char *fuzz_function_call(const char *sub, int argc, const char **argv, si
     const struct cmd *s = cmd_lookup_sub(fn, sub, strlen(sub));
     FZ_CHECK(s != NULL);
     struct client c;
-    memset(&c, 0, sizeof(c));
-    c.fd = -1;
-    c.authenticated = 1;
-    reply_init(&c.out);
-    c.out.resp = 2;
+    fuzz_client_init(&c);
     c.argc = argc;
     c.argv = argv;
     c.argvlen = lens;
