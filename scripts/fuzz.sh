@@ -29,6 +29,11 @@
 #   FUZZ_TARGETS   which targets (default: all of the above)
 #   FUZZ_JOBS      targets fuzzed at once (default 1)
 #   FUZZ_ARGS      extra libFuzzer flags for every target
+#   FUZZ_SEED      a fixed libFuzzer seed, and a working corpus made afresh
+#                  from the committed one: every run tries the same inputs
+#                  (in the same order; a slower machine tries a prefix).
+#                  make test uses this, so CI is a repeatable regression
+#                  check; make fuzz (no seed) explores
 #   FUZZ_BUILD_ONLY=1  build, do not run
 #   FUZZ_SKIP_BUILD=1  run the binaries built before (while sources change)
 #   FUZZ_MERGE=1   instead of fuzzing, minimise the working corpora into the
@@ -98,6 +103,12 @@ max_len_of() {
 run_target() {
     local t=$1 work=$OUT/corpus-$t log=$OUT/$t.log dict=tests/fuzz/$t.dict
     local -a extra=()
+    if [ -n "${FUZZ_SEED:-}" ]; then
+        # A repeatable run: the committed corpus only, a fixed seed.
+        work=$OUT/seeded-corpus-$t
+        rm -rf "$work"
+        extra+=("-seed=$FUZZ_SEED")
+    fi
     mkdir -p "$work"
     cp -n "$(corpus_of "$t")"/* "$work"/ 2>/dev/null || true
     [ -f "$dict" ] && extra+=("-dict=$dict")
@@ -143,7 +154,9 @@ for t in $FUZZ_TARGETS; do
     log=$OUT/$t.log
     rc=$(cat "$OUT/$t.rc" 2>/dev/null || echo 99)
     execs=$(grep -E '^stat::number_of_executed_units' "$log" 2>/dev/null | awk '{print $2}' | tail -n 1 || true)
-    echo "fuzz.sh: $t: libFuzzer status $rc, ${execs:-?} executions, corpus $OUT/corpus-$t holds $(ls "$OUT/corpus-$t" | wc -l) inputs"
+    work=$OUT/corpus-$t
+    [ -n "${FUZZ_SEED:-}" ] && work=$OUT/seeded-corpus-$t
+    echo "fuzz.sh: $t: libFuzzer status $rc, ${execs:-?} executions, corpus $work holds $(ls "$work" | wc -l) inputs"
     found=$(ls "$OUT/$t"-crash-* "$OUT/$t"-oom-* "$OUT/$t"-timeout-* "$OUT/$t"-leak-* 2>/dev/null || true)
     if [ -n "$found" ] || [ "$rc" -ne 0 ]; then
         failed=1

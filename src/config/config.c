@@ -358,13 +358,26 @@ static int set_obuf(const struct param *p, int argc, char **argv, char *err, siz
     int nw = 0;
     struct obuf_limit tmp[CLIENT_CLASSES];
     (void)p;
+    size_t len = 0;
     for (int i = 0; i < argc; i++) {
-        strncat(joined, argv[i], sizeof(joined) - strlen(joined) - 2);
-        strncat(joined, " ", sizeof(joined) - strlen(joined) - 1);
+        size_t n = strlen(argv[i]);
+        if (n >= sizeof(joined) - 1 - len) { /* the words and a space each */
+            snprintf(err, errlen, "Wrong number of arguments in buffer limit configuration.");
+            return -1;
+        }
+        memcpy(joined + len, argv[i], n);
+        len += n;
+        joined[len++] = ' ';
+        joined[len] = 0;
     }
-    for (char *save = NULL, *t = strtok_r(joined, " ", &save); t && nw < 64; t = strtok_r(NULL, " ", &save))
-        words[nw++] = t;
-    if (nw == 0 || nw % 4) {
+    int extra = 0;
+    for (char *save = NULL, *t = strtok_r(joined, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+        if (nw < 64)
+            words[nw++] = t;
+        else
+            extra = 1;
+    }
+    if (nw == 0 || nw % 4 || extra) {
         snprintf(err, errlen, "Wrong number of arguments in buffer limit configuration.");
         return -1;
     }
@@ -400,10 +413,17 @@ static int set_bind(const struct param *p, int argc, char **argv, char *err, siz
 {
     char joined[1024] = "";
     (void)p;
+    size_t len = 0;
     for (int i = 0; i < argc; i++) {
+        size_t n = strlen(argv[i]);
+        if (n + (i > 0) >= sizeof(joined) - len) { /* never cut an address */
+            snprintf(err, errlen, "Too many bind addresses specified.");
+            return -1;
+        }
         if (i)
-            strncat(joined, " ", sizeof(joined) - strlen(joined) - 1);
-        strncat(joined, argv[i], sizeof(joined) - strlen(joined) - 1);
+            joined[len++] = ' ';
+        memcpy(joined + len, argv[i], n + 1);
+        len += n;
     }
     if (!joined[0]) {
         snprintf(err, errlen, "Too many bind addresses specified.");

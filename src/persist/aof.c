@@ -796,7 +796,7 @@ int aof_manifest_load(const char *path, struct aof_manifest *am, char *err, size
         }
         for (int i = 0; i < n; i++)
             hk_free(w[i]);
-        if (!name || !seq || !type) {
+        if (!name || !name[0] || !seq || !type) { /* an empty name, as Redis */
             hk_free(name);
             problem = "Invalid AOF manifest file format";
             break;

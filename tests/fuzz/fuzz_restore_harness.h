@@ -276,7 +276,7 @@ static struct entry *fuzz_restore_decode(const unsigned char *p, size_t len, int
 
 /* A decoded value must survive DUMP and RESTORE: the same elements, and
  * DUMP again makes the same bytes (hashtables: the same length; their
- * order is not canonical), except for hash fields whose TTL has passed,
+ * order is not canonical) when the encoding is the same again, except for hash fields whose TTL has passed,
  * which RESTORE drops (and then the bytes differ). */
 static void fuzz_restore_check(struct entry *e, int compress)
 {
@@ -298,8 +298,12 @@ static void fuzz_restore_check(struct entry *e, int compress)
     uint64_t h2 = fuzz_walk_value(e2, &n2, &x2);
     FZ_CHECK(n1 == n2 && h1 == h2 && x2 == 0);
     unsigned char *b2 = fuzz_dump_body(e2, compress, &b2len);
+    int same_enc = e2->enc == e->enc;
     entry_free(e2);
-    if (x1 == 0) {
+    /* A hashtable whose big fields had expired when it was read comes back
+     * from its own DUMP in the compact encoding: the elements match (above),
+     * the bytes cannot. */
+    if (x1 == 0 && same_enc) {
         FZ_CHECK(b1len == b2len);
         if (ordered)
             FZ_CHECK(memcmp(b1, b2, b1len) == 0);

@@ -430,3 +430,21 @@ def test_config_set_port_to_busy_port_fails(plain):
     assert r[0] == "error" and "Unable to listen on this port" in r[1]
     assert c.call("CONFIG", "GET", "port") == [b"port", str(a.port).encode()]
     assert a.resp().call("PING") == "PONG"
+
+
+# ------------------------------------------- multi-word values, long input
+
+def test_long_multi_word_config_values_refused_not_overflowed(plain):
+    # Found by the config fuzzer: a client-output-buffer-limit value of
+    # about 1 KB overflowed the buffer its words were joined into; a long
+    # bind list was silently cut (possibly mid-address).
+    c = plain().resp()
+    long_value = " ".join(["normal 0 0 0"] * 90)  # ~1.1 KB, 360 words
+    r = c.call("CONFIG", "SET", "client-output-buffer-limit", long_value)
+    assert r[0] == "error" and "buffer limit" in r[1]
+    r = c.call("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 " + "9" * 1100)
+    assert r[0] == "error"
+    assert c.call("CONFIG", "GET", "client-output-buffer-limit")[1].startswith(b"normal 0 0 0")
+    rc, out = run_fail("--bind", " ".join(["127.0.0.1"] * 120))
+    assert rc != 0 and "Too many bind addresses" in out
+    assert c.call("PING") == "PONG"
