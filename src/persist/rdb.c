@@ -528,19 +528,24 @@ uint64_t rdb_in_left(struct rdb_in *in)
     return UINT64_MAX;
 }
 
+int rdb_check_count(struct rdb_in *in, uint64_t n, unsigned minsz, const char *what)
+{
+    uint64_t left = rdb_in_left(in);
+    if (minsz == 0)
+        minsz = 1;
+    if (left != UINT64_MAX && n > left / minsz) {
+        rdb_in_fail(in, "Unexpected end of file (the file is truncated): %s count %llu, %llu bytes left", what,
+                    (unsigned long long)n, (unsigned long long)left);
+        return -1;
+    }
+    return 0;
+}
+
 int rdb_r_count(struct rdb_in *in, uint64_t *n, unsigned minsz, const char *what)
 {
     if (rdb_r_len(in, n, NULL) < 0)
         return -1;
-    uint64_t left = rdb_in_left(in);
-    if (minsz == 0)
-        minsz = 1;
-    if (left != UINT64_MAX && *n > left / minsz) {
-        rdb_in_fail(in, "Unexpected end of file (the file is truncated): %s count %llu, %llu bytes left", what,
-                    (unsigned long long)*n, (unsigned long long)left);
-        return -1;
-    }
-    return 0;
+    return rdb_check_count(in, *n, minsz, what);
 }
 
 size_t rdb_presize(struct rdb_in *in, uint64_t n)

@@ -226,6 +226,7 @@ int rdb_in_room(struct rdb_in *in, uint64_t n);
 #define RDB_MAX_STRING ((uint64_t)1 << 32)
 uint64_t rdb_in_left(struct rdb_in *in);
 int rdb_r_count(struct rdb_in *in, uint64_t *n, unsigned minsz, const char *what);
+int rdb_check_count(struct rdb_in *in, uint64_t n, unsigned minsz, const char *what); /* the bound alone */
 size_t rdb_presize(struct rdb_in *in, uint64_t n);
 int rdb_r_double_bin(struct rdb_in *in, double *d);
 /* The old ZSET (type 3) text double: 1 length byte (253 nan, 254 inf, 255 -inf). */

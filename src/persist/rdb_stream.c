@@ -198,23 +198,11 @@ static int r_len(struct rdb_in *in, uint64_t *v, const char *what)
     return 0;
 }
 
-/* A count of things taking at least minsz bytes each (rdb_r_count). */
+/* A count of things taking at least minsz bytes each (rdb_r_count), never
+ * an encoded string. */
 static int r_count(struct rdb_in *in, uint64_t *v, unsigned minsz, const char *what)
 {
-    int enc = 0;
-    if (rdb_r_len(in, v, &enc))
-        return -1;
-    if (enc) {
-        rdb_in_fail(in, "Stream %s: an encoded string where a length belongs", what);
-        return -1;
-    }
-    uint64_t left = rdb_in_left(in);
-    if (left != UINT64_MAX && *v > left / minsz) {
-        rdb_in_fail(in, "Unexpected end of file (the file is truncated): stream %s %llu, %llu bytes left", what,
-                    (unsigned long long)*v, (unsigned long long)left);
-        return -1;
-    }
-    return 0;
+    return r_len(in, v, what) || rdb_check_count(in, *v, minsz, what) ? -1 : 0;
 }
 
 static int r_id(struct rdb_in *in, struct stream_id *id, const char *what)
