@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "server.h"
+#include "cmd/cmd.h"
 
 /* persist/rdb_check.c and persist/aof_check.c. */
 int rdb_check_main(int argc, char **argv) __attribute__((weak));

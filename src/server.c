@@ -22,7 +22,7 @@
 #include "cmd/memstats.h"
 #include "cmd/notify.h"
 #include "config/config.h"
-#include "server.h"
+#include "cmd/cmd.h"
 #include "db/object.h"
 #include "ds/vdist.h"
 #include "persist/snapshot.h"

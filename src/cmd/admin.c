@@ -52,7 +52,7 @@
 #include "../base/log.h"
 #include "../base/mem.h"
 #include "../base/util.h"
-#include "../db/blocking.h"
+#include "blocking.h"
 #include "../db/object.h"
 #include "commands.h"
 #include "evict.h"

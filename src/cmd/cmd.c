@@ -15,7 +15,7 @@
 
 #include "../base/mem.h"
 #include "../base/util.h"
-#include "../db/blocking.h"
+#include "blocking.h"
 #include "commands.h"
 #include "evict.h"
 #include "multi.h"
@@ -651,12 +651,12 @@ run:
                 reply_busy(c);
             } else {
                 cmd->fn(c);
-                prop_top_end(c, pd);
+                prop_top_end(c, pd, cmd_is_write(c));
                 db_unlock_all();
             }
         } else if (cmd->flags & CMD_SELF_LOCKING) {
             cmd->fn(c);
-            prop_top_end(c, pd);
+            prop_top_end(c, pd, cmd_is_write(c));
         } else {
             int idx[MAX_STACK_KEYS], *kidx = idx, nk;
             unsigned slots[MAX_STACK_KEYS], *sl = slots;
@@ -676,7 +676,7 @@ run:
                     reply_busy(c);
                 } else {
                     cmd->fn(c);
-                    prop_top_end(c, pd);
+                    prop_top_end(c, pd, cmd_is_write(c));
                     tracking_remember_keys(c);
                     spin_unlock(&ks.locks[sl[0]]);
                 }
@@ -685,13 +685,13 @@ run:
                     reply_busy(c);
                 } else {
                     cmd->fn(c);
-                    prop_top_end(c, pd);
+                    prop_top_end(c, pd, cmd_is_write(c));
                     tracking_remember_keys(c);
                     db_unlock_slots(sl, nk);
                 }
             } else {
                 cmd->fn(c);
-                prop_top_end(c, pd);
+                prop_top_end(c, pd, cmd_is_write(c));
             }
             if (kidx != idx) {
                 hk_free(kidx);

@@ -2,7 +2,7 @@
 #ifndef HK_COMMANDS_H
 #define HK_COMMANDS_H
 
-#include "../server.h"
+#include "cmd.h"
 
 /* t_string.c */
 cmd_fn set_command, get_command, getex_command, getdel_command, getset_command, setnx_command, setex_command,

@@ -12,7 +12,7 @@
 
 #include "../base/mem.h"
 #include "../base/util.h"
-#include "../db/blocking.h"
+#include "blocking.h"
 #include "commands.h"
 #include "memstats.h"
 #include "multi.h"

@@ -17,7 +17,7 @@
 #include "../db/object.h"
 #include "../persist/aof.h"
 #include "../persist/prop.h"
-#include "../server.h"
+#include "cmd.h"
 #include "multi.h"
 #include "notify.h"
 

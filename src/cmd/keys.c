@@ -16,7 +16,7 @@
 
 #include "../base/mem.h"
 #include "../base/util.h"
-#include "../db/blocking.h"
+#include "blocking.h"
 #include "../db/object.h"
 #include "commands.h"
 #include "memstats.h"

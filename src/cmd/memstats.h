@@ -28,7 +28,7 @@
 
 #include "../base/malloc_stats.h"
 #include "../script/script.h"
-#include "../server.h"
+#include "cmd.h"
 
 /* Per-database key counts and index bytes, one slot lock at a time. */
 struct ks_usage {

@@ -31,7 +31,7 @@
 
 #include "../base/mem.h"
 #include "../base/util.h"
-#include "../db/blocking.h"
+#include "blocking.h"
 #include "../db/entry.h"
 #include "../ds/dict.h"
 #include "../persist/prop.h"
@@ -255,7 +255,7 @@ void cmd_call(struct client *c, const struct cmd *cmd)
     }
     struct prop_mark pm = prop_call_begin();
     cmd->fn(c);
-    prop_call_end(c, pm);
+    prop_call_end(c, pm, cmd_is_write(c));
     tracking_remember_keys(c);
     long long t1 = time_us();
     STAT_ADD(ws->cmd_calls[cmd->id], 1);

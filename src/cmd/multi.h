@@ -13,7 +13,7 @@
 
 #include <stdatomic.h>
 
-#include "../server.h"
+#include "cmd.h"
 
 /* A write changed key (any type, including deletion/expiry/overwrite).
  * Caller holds the key's slot lock.  Marks WATCHing clients dirty and

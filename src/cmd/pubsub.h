@@ -9,7 +9,7 @@
 #ifndef HK_PUBSUB_H
 #define HK_PUBSUB_H
 
-#include "../server.h"
+#include "cmd.h"
 
 void pubsub_init(int nworkers);
 /* Drop every subscription of c without replies (RESET, client close).

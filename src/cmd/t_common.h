@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "../server.h"
+#include "cmd.h"
 
 /* The options of HSCAN/SSCAN/ZSCAN key cursor [MATCH pattern] [COUNT n]
  * [NOVALUES], read from argv[3] on: *count (left as it is when absent,

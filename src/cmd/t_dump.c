@@ -14,7 +14,7 @@
 
 #include "../base/mem.h"
 #include "../base/util.h"
-#include "../db/blocking.h"
+#include "blocking.h"
 #include "../persist/prop.h"
 #include "../persist/rdb.h"
 #include "../script/crc64.h"

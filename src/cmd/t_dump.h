@@ -2,7 +2,7 @@
 #ifndef HK_T_DUMP_H
 #define HK_T_DUMP_H
 
-#include "../server.h"
+#include "cmd.h"
 
 cmd_fn dump_command, restore_command;
 

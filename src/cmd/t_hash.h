@@ -3,7 +3,7 @@
 #ifndef HK_T_HASH_H
 #define HK_T_HASH_H
 
-#include "../server.h"
+#include "cmd.h"
 
 cmd_fn hset_command, hsetnx_command, hget_command, hmset_command, hmget_command, hdel_command, hlen_command,
     hstrlen_command, hexists_command, hkeys_command, hvals_command, hgetall_command, hincrby_command,

@@ -23,7 +23,7 @@
 #include "../base/mem.h"
 #include "../base/util.h"
 #include "../config/config.h"
-#include "../db/blocking.h"
+#include "blocking.h"
 #include "../db/object.h"
 #include "../ds/listpack.h"
 #include "../ds/quicklist.h"

@@ -3,7 +3,7 @@
 #ifndef HK_T_LIST_H
 #define HK_T_LIST_H
 
-#include "../server.h"
+#include "cmd.h"
 
 /* list-compress-depth (Redis's name and default 0): quicklists created
  * from now on keep this many nodes at each end uncompressed and LZ-compress

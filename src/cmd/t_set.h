@@ -3,7 +3,7 @@
 #ifndef HK_T_SET_H
 #define HK_T_SET_H
 
-#include "../server.h"
+#include "cmd.h"
 
 cmd_fn sadd_command, srem_command, smove_command, sismember_command, smismember_command, scard_command,
     smembers_command, spop_command, srandmember_command, sinter_command, sintercard_command, sinterstore_command,

@@ -2,7 +2,7 @@
 #ifndef HK_T_SORT_H
 #define HK_T_SORT_H
 
-#include "../server.h"
+#include "cmd.h"
 
 cmd_fn sort_command, sort_ro_command;
 

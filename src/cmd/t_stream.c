@@ -28,7 +28,7 @@
 
 #include "../base/mem.h"
 #include "../base/util.h"
-#include "../db/blocking.h"
+#include "blocking.h"
 #include "../db/object.h"
 #include "../ds/stream.h"
 #include "commands.h"

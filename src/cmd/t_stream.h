@@ -3,7 +3,7 @@
 #ifndef HK_T_STREAM_H
 #define HK_T_STREAM_H
 
-#include "../server.h"
+#include "cmd.h"
 
 cmd_fn xadd_command, xtrim_command, xdel_command, xlen_command, xrange_command, xrevrange_command, xread_command,
     xreadgroup_command, xsetid_command, xinfo_command, xgroup_command, xack_command, xpending_command,

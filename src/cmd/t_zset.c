@@ -25,7 +25,7 @@
 
 #include "../base/mem.h"
 #include "../base/util.h"
-#include "../db/blocking.h"
+#include "blocking.h"
 #include "../db/object.h"
 #include "../ds/dict.h"
 #include "../ds/listpack.h"

@@ -3,7 +3,7 @@
 #ifndef HK_T_ZSET_H
 #define HK_T_ZSET_H
 
-#include "../server.h"
+#include "cmd.h"
 
 cmd_fn zadd_command, zincrby_command, zrem_command, zcard_command, zcount_command, zlexcount_command,
     zscore_command, zmscore_command, zrank_command, zrevrank_command, zrange_command, zrangestore_command,

@@ -38,7 +38,7 @@
 #include <stddef.h>
 
 #include "../base/util.h"
-#include "../server.h"
+#include "cmd.h"
 
 /* The client whose top-level command runs on this thread (NULL between
  * commands), and whether this thread has invalidations to send. */

@@ -21,7 +21,7 @@
 #include "../net/client_evict.h"
 #include "../ds/stream.h"
 #include "../script/script.h"
-#include "../server.h"
+#include "../cmd/cmd.h"
 
 struct config cfg;
 

@@ -7,7 +7,7 @@
 #include "../base/log.h"
 #include "../base/mem.h"
 #include "../base/util.h"
-#include "blocking.h"
+#include "../cmd/blocking.h"
 #include "object.h"
 
 struct keyspace ks;

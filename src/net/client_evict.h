@@ -65,6 +65,7 @@
 #include <stddef.h>
 
 #include "../base/util.h"
+#include "worker.h"
 #include "../server.h"
 
 /* CONFIG maxmemory-clients: bytes (> 0), -N for N% of maxmemory, 0 off.

@@ -44,9 +44,10 @@
 #include "../cmd/multi.h"
 #include "../cmd/pubsub.h"
 #include "../cmd/tracking.h"
-#include "../db/blocking.h"
+#include "../cmd/blocking.h"
 #include "../persist/aof.h"
 #include "../persist/prop.h"
+#include "worker.h"
 #include "../server.h"
 #include "client_evict.h"
 

@@ -46,6 +46,7 @@
 #include "../cmd/t_vset.h"
 #include "../db/db.h"
 #include "../db/object.h"
+#include "../net/worker.h"
 #include "../server.h"
 #include "../script/crc64.h"
 #include "../script/script.h"

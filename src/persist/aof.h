@@ -32,6 +32,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "../net/worker.h"
 #include "../server.h"
 
 /* A write to propagate: argv as it must be replayed, on database db (-1:

@@ -13,6 +13,7 @@
 #include "../base/mem.h"
 #include "../base/util.h"
 #include "../db/db.h"
+#include "../net/worker.h"
 #include "../server.h"
 
 /* The AOF layer (persist/aof.c); weak so that this file links without it. */
@@ -206,7 +207,7 @@ void prop_self(struct client *c)
     prop_feed(c->db, c->argc, c->argv, c->argvlen);
 }
 
-void prop_call_end_slow(struct client *c, unsigned long long dirty_before)
+void prop_call_end_slow(struct client *c, unsigned long long dirty_before, int write)
 {
     unsigned f = prop_cmd_flags;
     prop_cmd_flags = 0;
@@ -216,7 +217,7 @@ void prop_call_end_slow(struct client *c, unsigned long long dirty_before)
         return;
     if (prop_dirty == dirty_before && !(f & PROP_FORCE))
         return;
-    if (!c->cmd || !(c->cmd->flags & CMD_WRITE))
+    if (!write)
         return;
     prop_feed(c->db, c->argc, c->argv, c->argvlen);
 }

@@ -76,8 +76,10 @@ static inline void prop_force(void)
 }
 
 /* Around one command call (dispatcher, cmd_call, a blocked client's
- * re-execution): m = prop_call_begin(); run; prop_call_end(c, m).  c->cmd,
- * c->argv and c->db are the call's.  Nests (EXEC -> EVAL -> redis.call). */
+ * re-execution): m = prop_call_begin(); run; prop_call_end(c, m, write).
+ * c->argv and c->db are the call's; write says whether the command is a
+ * write (CMD_WRITE: cmd_is_write() in cmd/cmd.h; only read when something
+ * is to be fed).  Nests (EXEC -> EVAL -> redis.call). */
 struct prop_mark {
     unsigned long long dirty;
     unsigned flags;
@@ -88,11 +90,11 @@ static inline struct prop_mark prop_call_begin(void)
     prop_cmd_flags = 0;
     return m;
 }
-void prop_call_end_slow(struct client *c, unsigned long long dirty_before);
-static inline void prop_call_end(struct client *c, struct prop_mark m)
+void prop_call_end_slow(struct client *c, unsigned long long dirty_before, int write);
+static inline void prop_call_end(struct client *c, struct prop_mark m, int write)
 {
     if (__builtin_expect(prop_dirty != m.dirty || prop_cmd_flags != 0, 0))
-        prop_call_end_slow(c, m.dirty);
+        prop_call_end_slow(c, m.dirty, write);
     prop_cmd_flags = m.flags;
 }
 
@@ -103,10 +105,10 @@ static inline unsigned long long prop_top_begin(void)
 {
     return prop_dirty;
 }
-static inline void prop_top_end(struct client *c, unsigned long long dirty_before)
+static inline void prop_top_end(struct client *c, unsigned long long dirty_before, int write)
 {
     if (__builtin_expect(prop_dirty != dirty_before || prop_cmd_flags != 0, 0))
-        prop_call_end_slow(c, dirty_before);
+        prop_call_end_slow(c, dirty_before, write);
 }
 
 /* ------------------------------------------------------------- feeding --- */

@@ -23,6 +23,7 @@
 #include "../db/table.h"
 #include "../script/crc64.h"
 #include "../script/script.h"
+#include "../net/worker.h"
 #include "../server.h"
 #include "lzf.h"
 

@@ -29,6 +29,7 @@
 #include "../db/db.h"
 #include "../proto/reply.h"
 #include "../script/script.h"
+#include "../net/worker.h"
 #include "../server.h"
 #include "rdb.h"
 

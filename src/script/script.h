@@ -8,7 +8,7 @@
 #ifndef HK_SCRIPT_H
 #define HK_SCRIPT_H
 
-#include "../server.h"
+#include "../cmd/cmd.h"
 
 cmd_fn eval_command, evalsha_command, eval_ro_command, evalsha_ro_command, script_command, fcall_command,
     fcall_ro_command, function_command;

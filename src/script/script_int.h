@@ -7,7 +7,7 @@
 #include <lua.h>
 #include <stdint.h>
 
-#include "../server.h"
+#include "../cmd/cmd.h"
 
 /* Script flags (shebang "#!lua flags=..." and register_function flags). */
 #define SF_NO_WRITES (1u << 0)

@@ -23,7 +23,7 @@
 #include "db/object.h"
 #include "db/table.h"
 #include "ds/vdist.h"
-#include "server.h"
+#include "cmd/cmd.h"
 
 #define FZ_CHECK(cond)                                                                                                  \
     do {                                                                                                               \

@@ -26,7 +26,7 @@
 #include "persist/lzf.h"
 #include "persist/rdb.h"
 #include "script/crc64.h"
-#include "server.h"
+#include "cmd/cmd.h"
 #include "test.h"
 
 static uint64_t rng = 88172645463325252ULL;

@@ -39,8 +39,8 @@
 #include "../base/util.h"
 #include "../ds/dict.h"
 #include "../persist/prop.h"
-#include "../server.h"
-#include "db.h"
+#include "cmd.h"
+#include "../db/db.h"
 
 enum { W_WAITING = 0, W_SERVING, W_SERVED, W_CANCELLED };
 
@@ -475,7 +475,7 @@ static int reexec(struct waiter *w)
      * held (its handler rewrites BLPOP as LPOP, BLMOVE as LMOVE ...). */
     struct prop_mark pm = prop_call_begin();
     w->cmd->fn(&fake);
-    prop_call_end(&fake, pm);
+    prop_call_end(&fake, pm, cmd_is_write(&fake));
     reexec_active = 0;
     w->out = fake.out;
     if (reexec_blocked) {

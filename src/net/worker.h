@@ -1,0 +1,61 @@
+/* net/worker.h - the worker threads: each owns an epoll loop, its
+ * listening sockets (SO_REUSEPORT), its job queue and every client it
+ * accepted, and runs commands to completion on its own thread.  Requests
+ * across workers (CLIENT LIST/KILL, CONFIG SET side effects) go through the
+ * owner's job queue (worker_post / worker_broadcast). */
+#ifndef HK_NET_WORKER_H
+#define HK_NET_WORKER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "../db/db.h"
+#include "client.h"
+
+struct worker_stats {
+    unsigned long long commands, conns_received, rejected_conns;
+    unsigned long long net_in, net_out;
+    unsigned long long reads, writes; /* socket reads / writes attempted (ring or syscall) */
+    unsigned long long errors, unexpected_errors;
+    unsigned long long evicted_clients; /* maxmemory-clients (net/client_evict.c) */
+    struct db_stats db;
+    unsigned long long *cmd_calls, *cmd_usec, *cmd_rejected, *cmd_failed;
+};
+
+struct job;
+struct worker {
+    int id;
+    pthread_t tid;
+    int epfd, efd;
+    int lfds[16];
+    int nlfd;
+    struct client *clients;           /* list head */
+    int nclients;
+    struct client *pending_write;     /* replies to flush this loop turn */
+    struct client *push_head, *push_tail; /* pushed output (pub/sub), written FIFO with a per-turn budget */
+    struct client *resume;            /* unblocked clients whose input to run */
+    pthread_mutex_t jlock;
+    struct job *jobs, *jobs_tail;     /* MPSC FIFO: pushed and popped under jlock */
+    struct worker_stats stats;
+    unsigned expire_cursor;
+    long long next_cron_ms;
+    long long now_us;                 /* clock read at the end of the last command */
+    struct dict *ps_maps[3];          /* cmd/pubsub.c: name -> this worker's subscribers */
+};
+
+extern struct worker *workers;
+extern int nworkers;
+extern _Thread_local struct worker *cur_worker;
+extern atomic_int io_uring_workers;   /* workers batching I/O in io_uring (net/worker.c) */
+
+/* Run fn(worker, arg) on every worker (inline on the caller's) and wait
+ * for all of them.  Never call with a shard lock held. */
+void worker_broadcast(void (*fn)(struct worker *, void *), void *arg);
+/* Queue a job for worker w without waiting (fn runs on w's thread). */
+void worker_post(struct worker *w, void (*fn)(struct worker *, void *), void *arg);
+
+/* Stats summed over workers (approximate while they run). */
+void stats_sum(struct worker_stats *out);
+void stats_reset(void);
+
+#endif
