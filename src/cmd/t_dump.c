@@ -17,7 +17,7 @@
 #include "blocking.h"
 #include "../persist/prop.h"
 #include "../persist/rdb.h"
-#include "../script/crc64.h"
+#include "../base/crc64.h"
 #include "commands.h"
 #include "notify.h"
 

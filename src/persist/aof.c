@@ -48,7 +48,7 @@
 #include "../db/object.h"
 #include "../net/worker.h"
 #include "../server.h"
-#include "../script/crc64.h"
+#include "../base/crc64.h"
 #include "../script/script.h"
 #include "rdb.h"
 #include "prop.h"

@@ -21,7 +21,7 @@
 #include "../db/db.h"
 #include "../db/object.h"
 #include "../db/table.h"
-#include "../script/crc64.h"
+#include "../base/crc64.h"
 #include "../script/script.h"
 #include "../net/worker.h"
 #include "../server.h"

@@ -15,7 +15,7 @@
 #include "../base/util.h"
 #include "../db/db.h"
 #include "../db/object.h"
-#include "../script/crc64.h"
+#include "../base/crc64.h"
 #include "rdb.h"
 
 #define NTYPES 8 /* OBJ_STRING .. OBJ_VSET */

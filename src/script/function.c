@@ -30,7 +30,7 @@
 #include "../base/util.h"
 #include "../cmd/multi.h"
 #include "../persist/prop.h"
-#include "crc64.h"
+#include "../base/crc64.h"
 #include "script.h"
 #include "script_int.h"
 

@@ -69,7 +69,7 @@
 #include "../persist/prop.h"
 #include "libs.h"
 #include "script_int.h"
-#include "sha1.h"
+#include "../base/sha1.h"
 
 /* The Lua libraries are written by another engineer: link whichever exist. */
 #pragma weak hk_luaopen_cjson

@@ -28,7 +28,7 @@
 #include "ds/stream.h"
 #include "fuzz_common.h"
 #include "persist/rdb.h"
-#include "script/crc64.h"
+#include "base/crc64.h"
 
 #define FUZZ_RESTORE_VERSION 11
 /* "Now" for hash field TTLs: fixed, so a run does not depend on the clock

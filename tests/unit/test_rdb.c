@@ -25,7 +25,7 @@
 #include "ds/quicklist.h"
 #include "persist/lzf.h"
 #include "persist/rdb.h"
-#include "script/crc64.h"
+#include "base/crc64.h"
 #include "cmd/cmd.h"
 #include "test.h"
 

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "script/crc64.h"
-#include "script/sha1.h"
+#include "base/crc64.h"
+#include "base/sha1.h"
 #include "test.h"
 
 static void check_hex(const char *in, size_t len, const char *want)
