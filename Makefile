@@ -24,7 +24,7 @@ CFLAGS := $(CFLAGS_BASE) $(OPT) $(SANFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS := -pthread $(SANFLAGS)
 LDLIBS := $(MALLOC_LIB) -llua5.1 -luring -lm
 
-SRCS := $(wildcard src/base/*.c src/proto/*.c src/ds/*.c src/db/*.c src/types/*.c src/net/*.c src/cmd/*.c src/config/*.c src/script/*.c src/persist/*.c) src/server.c
+SRCS := $(wildcard src/base/*.c src/proto/*.c src/ds/*.c src/db/*.c src/types/*.c src/net/*.c src/cmd/*.c src/config/*.c src/script/*.c src/persist/*.c) src/server.c src/commands.c
 OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRCS))
 MAIN_OBJ := $(BUILD)/obj/main.o
 
@@ -69,6 +69,10 @@ $(BUILD)/unit-tests: $(BENCH_UNIT_OBJS)
 unit: $(BUILD)/unit-tests
 	./$(BUILD)/unit-tests
 
+# The include-direction check alone (make test runs it first).
+layers:
+	@python3 scripts/check-layers.py
+
 deps:
 	@./scripts/install-deps.sh
 
@@ -88,4 +92,4 @@ fuzz:
 clean:
 	rm -rf build build-address build-thread build-fuzz build-clang
 
-.PHONY: all unit deps run test fuzz clean
+.PHONY: all unit layers deps run test fuzz clean

@@ -11,6 +11,7 @@ between files of one layer are listed (they must be genuinely mutual).
   scripts/check-layers.py            check; print the directory graph
   scripts/check-layers.py --files    also list every cross-layer edge
   scripts/check-layers.py --dot      the directory graph in Graphviz form
+  scripts/check-layers.py --root DIR check another tree's src/ (tests)
 
 Keep LAYERS in step with docs/architecture.md ("Layers and dependency
 direction"): that table is the rule, this list is its executable form.
@@ -75,13 +76,9 @@ def scan(root):
     return edges
 
 
-def file_cycles(edges):
-    """Cycles among files of one layer (strongly connected components)."""
-    g = {}
-    for a, b in edges:
-        if layer_of(a) == layer_of(b):
-            g.setdefault(a, set()).add(b)
-            g.setdefault(b, set())
+def scc(g):
+    """Strongly connected components of more than one node; g: node ->
+    set of nodes."""
     index, low, stack, on, out = {}, {}, [], set(), []
     counter = [0]
 
@@ -90,7 +87,7 @@ def file_cycles(edges):
         counter[0] += 1
         stack.append(v)
         on.add(v)
-        for w in sorted(g[v]):
+        for w in sorted(g.get(v, ())):
             if w not in index:
                 strong(w)
                 low[v] = min(low[v], low[w])
@@ -114,8 +111,19 @@ def file_cycles(edges):
     return out
 
 
+def file_cycles(edges):
+    """Cycles among files of one layer."""
+    g = {}
+    for a, b in edges:
+        if layer_of(a) == layer_of(b):
+            g.setdefault(a, set()).add(b)
+    return scc(g)
+
+
 def main():
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
+    if "--root" in sys.argv:
+        root = sys.argv[sys.argv.index("--root") + 1]
     root = os.path.normpath(root)
     edges = scan(root)
     graph, bad = {}, []
@@ -142,6 +150,10 @@ def main():
             for lb, lst in sorted(graph.get(la, {}).items()):
                 for a, b in sorted(set(lst)):
                     print("    %s -> %s" % (a, b))
+    # Cycles between layers (the include order forbids them; listed so a
+    # failing run shows the tangle, not only the edges).
+    for c in scc({la: set(graph[la]) for la in graph}):
+        print("layer cycle: " + " <-> ".join(c))
     cyc = file_cycles(edges)
     for c in cyc:
         print("same-layer include cycle: " + " <-> ".join(c))

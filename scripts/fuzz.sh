@@ -61,7 +61,7 @@ done
 mkdir -p "$OUT"
 if [ "${FUZZ_SKIP_BUILD:-0}" != 1 ]; then
     SRCS=$(ls src/base/*.c src/proto/*.c src/ds/*.c src/db/*.c $(ls src/types/*.c 2>/dev/null) src/net/*.c src/cmd/*.c src/config/*.c \
-        src/script/*.c src/persist/*.c src/server.c)
+        src/script/*.c src/persist/*.c src/server.c src/commands.c)
     OBJS=
     for f in $SRCS; do
         o=${f#src/}

@@ -13,6 +13,7 @@ int main(int argc, char **argv)
 {
     const char *name = strrchr(argv[0], '/');
     name = name ? name + 1 : argv[0];
+    server_wire(); /* the check tools load values too */
     if (strstr(name, "hotkv-check-rdb") && rdb_check_main)
         return rdb_check_main(argc, argv);
     if (strstr(name, "hotkv-check-aof") && aof_check_main)

@@ -19,6 +19,7 @@
 #include "base/util.h"
 #include "cmd/commands.h"
 #include "cmd/evict.h"
+#include "cmd/loop.h"
 #include "cmd/memstats.h"
 #include "cmd/notify.h"
 #include "config/config.h"
@@ -26,14 +27,22 @@
 #include "db/object.h"
 #include "ds/vdist.h"
 #include "persist/snapshot.h"
+#include "script/script.h"
+#include "types/types.h"
 
 atomic_int shutdown_save_mode = -1;
 
 long long server_start_ms;
 
-int workers_start(int n);
-void workers_join(void);
-void workers_wake_all(void);
+
+/* The calls from lower layers up, installed before anything runs
+ * (docs/architecture.md, "Calls upward go through hooks"). */
+void server_wire(void)
+{
+    types_init();            /* db/ frees, copies and sizes values through type_ops */
+    cmd_install_net_hooks(); /* the loop's calls into cmd/ (net/hooks.h) */
+    script_install_hooks();  /* cmd/'s and persist/'s calls into scripting */
+}
 
 void server_request_shutdown(void)
 {

@@ -26,7 +26,7 @@ struct config {
     long long maxclients;
     int timeout;           /* idle seconds, 0 = never */
     int protected_mode;
-    int enable_protected_configs; /* CFG_ALLOW_* (config/config.h), immutable */
+    int enable_protected_configs; /* CFG_ALLOW_* (below), immutable */
     int enable_debug_command;
     int enable_module_command;
     int tcp_backlog;
@@ -85,6 +85,10 @@ struct config {
     int aof_rewrite_incremental_fsync;
     int no_appendfsync_on_rewrite;
 };
+/* enable-protected-configs / enable-debug-command / enable-module-command
+ * values, as Redis 7: "local" allows loopback clients only
+ * (config_allows() in cmd/cmd.h). */
+enum { CFG_ALLOW_NO = 0, CFG_ALLOW_YES = 1, CFG_ALLOW_LOCAL = 2 };
 enum { AOF_FSYNC_NO = 0, AOF_FSYNC_EVERYSEC = 1, AOF_FSYNC_ALWAYS = 2 };
 extern struct config cfg;
 
@@ -94,6 +98,9 @@ extern atomic_int server_shutdown;    /* set by SIGTERM/SHUTDOWN */
 extern atomic_int shutdown_save_mode;
 extern long long server_start_ms;
 
+/* Install every hook between layers (server.c); main() calls it first,
+ * and so do the unit tests and fuzz targets.  Idempotent. */
+void server_wire(void);
 int server_main(int argc, char **argv);
 void server_request_shutdown(void);
 

@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <strings.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -436,4 +437,46 @@ uint64_t rand64(void)
     x *= 0x94d049bb133111ebULL;
     x ^= x >> 31;
     return x;
+}
+
+/* Memory sizes in the config syntax (config.c, DEBUG, maxmemory-clients):
+ * a number and an optional unit. */
+int config_mem_unit(const char *u, unsigned long long *mul)
+{
+    static const struct {
+        const char *name;
+        unsigned long long mul;
+    } units[] = {{"", 1},           {"b", 1},           {"k", 1000},       {"kb", 1024},
+                 {"m", 1000 * 1000}, {"mb", 1024 * 1024}, {"g", 1000000000ULL}, {"gb", 1024ULL * 1024 * 1024}};
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+        if (!strcasecmp(u, units[i].name)) {
+            *mul = units[i].mul;
+            return 1;
+        }
+    return 0;
+}
+
+long long config_mem_parse(const char *s, int *ok)
+{
+    char *end;
+    unsigned long long mul;
+    long long v;
+    size_t n = strlen(s);
+    char num[64];
+    size_t i = 0;
+    *ok = 0;
+    while (i < n && (isdigit((unsigned char)s[i]) || (i == 0 && s[i] == '-')))
+        i++;
+    if (i == 0 || i >= sizeof(num))
+        return 0;
+    memcpy(num, s, i);
+    num[i] = 0;
+    if (!config_mem_unit(s + i, &mul))
+        return 0;
+    errno = 0;
+    v = strtoll(num, &end, 10);
+    if (errno || *end || (v > 0 && v > LLONG_MAX / (long long)mul) || (v < 0 && v < LLONG_MIN / (long long)mul))
+        return 0;
+    *ok = 1;
+    return v * (long long)mul;
 }

@@ -59,4 +59,11 @@ long long mono_ns(void);
 /* SHA1-free random helpers: per-thread xorshift PRNG. */
 uint64_t rand64(void);
 
+/* Config memory units ("", b, k, kb, m, mb, g, gb, any case): 1 and the
+ * multiplier in *mul, 0 when u is not one. */
+int config_mem_unit(const char *u, unsigned long long *mul);
+/* "<integer><unit>" (e.g. 100mb, -1): the byte count with *ok 1; *ok 0 on
+ * a malformed number, an unknown unit or overflow. */
+long long config_mem_parse(const char *s, int *ok);
+
 #endif

@@ -134,6 +134,7 @@ static struct waiter **list_head(struct worker *w)
 
 void blocking_init_workers(int n)
 {
+    db_stream_gone_hook = signal_key_ready; /* db.c: stream deleted / overwritten */
     owner_list = hk_calloc(sizeof(*owner_list) * (size_t)n);
     owner_list_n = n;
 }
@@ -475,7 +476,7 @@ static int reexec(struct waiter *w)
      * held (its handler rewrites BLPOP as LPOP, BLMOVE as LMOVE ...). */
     struct prop_mark pm = prop_call_begin();
     w->cmd->fn(&fake);
-    prop_call_end(&fake, pm, cmd_is_write(&fake));
+    prop_call_end(&fake, pm, cmd_is_write);
     reexec_active = 0;
     w->out = fake.out;
     if (reexec_blocked) {

@@ -1,7 +1,8 @@
-/* cmd.c - the command table and the dispatcher.
+/* cmd.c - the dispatcher: lookup, gates, locks, stats.
  *
- * The table is data: name, handler, arity, flags, key positions and ACL
- * categories, in the shape COMMAND INFO reports.  cmd_execute() applies the
+ * The table it dispatches from (cmd_table, src/commands.c) is data: name,
+ * handler, arity, flags, key positions and ACL categories, in the shape
+ * COMMAND INFO reports.  cmd_execute() applies the
  * gates in Redis's order (unknown command, arity, the enable-debug-command /
  * enable-module-command gate of protected commands, authentication), then
  * takes the shard locks of every key the command names in ascending slot
@@ -19,266 +20,15 @@
 #include "commands.h"
 #include "evict.h"
 #include "multi.h"
+#include "persistence.h"
 #include "tracking.h"
 #include "t_vset.h"
-#include "../script/script.h"
 #include "../persist/aof.h"
 #include "../persist/snapshot.h"
 #include "../persist/prop.h"
-#include "../config/config.h"
 
-#define W CMD_WRITE
-#define R CMD_READONLY
-#define OOM CMD_DENYOOM
-#define F CMD_FAST
-#define ADM CMD_ADMIN
-#define NS CMD_NOSCRIPT
-#define LD CMD_LOADING
-#define ST CMD_STALE
-#define NA CMD_NO_AUTH
-#define ALL CMD_ALL_LOCKS
-#define SELF CMD_SELF_LOCKING
-#define SELFK (CMD_SELF_LOCKING | CMD_SELF_KEYED)
 
-#define A_KS ACL_KEYSPACE
-#define A_R ACL_READ
-#define A_W ACL_WRITE
-#define A_STR ACL_STRING
-#define A_F ACL_FAST
-#define A_S ACL_SLOW
-#define A_ADM ACL_ADMIN
-#define A_DNG ACL_DANGEROUS
-#define A_CONN ACL_CONNECTION
-#define A_LIST ACL_LIST
-#define A_HASH ACL_HASH
-#define A_SET ACL_SET
-#define A_ZSET ACL_SORTEDSET
-#define A_BLK ACL_BLOCKING
-#define BLK CMD_BLOCKING
-#define MOV CMD_MOVABLE_KEYS
-
-/* name, fn, arity, flags, first, last, step, acl, group, since */
-#define C(n, fn, ar, fl, f, l, s, acl, grp, since) {n, fn, ar, fl, f, l, s, acl, grp, since, NULL, NULL, NULL, 0, NULL}
-#define CS(n, fn, ar, fl, f, l, s, acl, grp, since, subs) {n, fn, ar, fl, f, l, s, acl, grp, since, NULL, NULL, subs, 0, NULL}
-/* Movable keys: gk(c, idx, max) lists the key argv indexes (flag MOV). */
-#define CK(n, fn, ar, fl, f, l, s, acl, grp, since, gk) {n, fn, ar, fl, f, l, s, acl, grp, since, NULL, NULL, NULL, 0, gk}
-#define END {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, 0, NULL}
-
-static struct cmd client_subs[] = {
-    C("client|id", client_command, 2, NS | LD | ST, 0, 0, 0, A_S | A_CONN, "connection", "5.0.0"),
-    C("client|setname", client_command, 3, NS | LD | ST, 0, 0, 0, A_S | A_CONN, "connection", "2.6.9"),
-    C("client|getname", client_command, 2, NS | LD | ST, 0, 0, 0, A_S | A_CONN, "connection", "2.6.9"),
-    C("client|list", client_command, -2, ADM | NS | LD | ST, 0, 0, 0, A_ADM | A_S | A_DNG | A_CONN, "connection", "2.4.0"),
-    C("client|info", client_command, 2, NS | LD | ST, 0, 0, 0, A_S | A_CONN, "connection", "6.2.0"),
-    C("client|kill", client_command, -3, ADM | NS | LD | ST, 0, 0, 0, A_ADM | A_S | A_DNG | A_CONN, "connection", "2.4.0"),
-    C("client|unblock", client_command, -3, ADM | NS | LD | ST, 0, 0, 0, A_ADM | A_S | A_DNG | A_CONN, "connection", "5.0.0"),
-    C("client|setinfo", client_command, 4, NS | LD | ST, 0, 0, 0, A_S | A_CONN, "connection", "7.2.0"),
-    C("client|no-evict", client_command, 3, ADM | NS | LD | ST, 0, 0, 0, A_ADM | A_S | A_DNG | A_CONN, "connection", "7.0.0"),
-    C("client|no-touch", client_command, 3, NS | LD | ST, 0, 0, 0, A_S | A_CONN, "connection", "7.2.0"),
-    C("client|reply", client_command, 3, NS | LD | ST, 0, 0, 0, A_S | A_CONN, "connection", "3.2.0"),
-    C("client|tracking", client_tracking_command, -3, NS | LD | ST, 0, 0, 0, A_S | A_CONN, "connection", "6.0.0"),
-    C("client|caching", client_caching_command, 3, NS | LD | ST, 0, 0, 0, A_S | A_CONN, "connection", "6.0.0"),
-    C("client|getredir", client_getredir_command, 2, NS | LD | ST, 0, 0, 0, A_S | A_CONN, "connection", "6.0.0"),
-    C("client|trackinginfo", client_trackinginfo_command, 2, NS | LD | ST, 0, 0, 0, A_S | A_CONN, "connection", "6.2.0"),
-    C("client|help", client_command, 2, LD | ST, 0, 0, 0, A_S | A_CONN, "connection", "5.0.0"),
-    END,
-};
-
-static struct cmd config_subs[] = {
-    C("config|get", config_command, -3, ADM | NS | LD | ST, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "2.0.0"),
-    C("config|set", config_command, -4, ADM | NS | LD | ST, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "2.0.0"),
-    C("config|resetstat", config_command, 2, ADM | NS | LD | ST, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "2.0.0"),
-    C("config|help", config_command, 2, LD | ST, 0, 0, 0, A_S, "server", "5.0.0"),
-    END,
-};
-
-static struct cmd command_subs[] = {
-    C("command|count", command_command, 2, LD | ST, 0, 0, 0, A_S | A_CONN, "server", "2.8.13"),
-    C("command|info", command_command, -2, LD | ST, 0, 0, 0, A_S | A_CONN, "server", "2.8.13"),
-    C("command|docs", command_command, -2, LD | ST, 0, 0, 0, A_S | A_CONN, "server", "7.0.0"),
-    C("command|list", command_command, -2, LD | ST, 0, 0, 0, A_S | A_CONN, "server", "7.0.0"),
-    C("command|getkeys", command_command, -4, LD | ST, 0, 0, 0, A_S | A_CONN, "server", "2.8.13"),
-    C("command|getkeysandflags", command_command, -4, LD | ST, 0, 0, 0, A_S | A_CONN, "server", "7.0.0"),
-    C("command|help", command_command, 2, LD | ST, 0, 0, 0, A_S | A_CONN, "server", "5.0.0"),
-    END,
-};
-
-static struct cmd object_subs[] = {
-    C("object|encoding", object_command, 3, R, 2, 2, 1, A_KS | A_R | A_S, "generic", "2.2.3"),
-    C("object|freq", object_command, 3, R, 2, 2, 1, A_KS | A_R | A_S, "generic", "4.0.0"),
-    C("object|idletime", object_command, 3, R, 2, 2, 1, A_KS | A_R | A_S, "generic", "2.2.3"),
-    C("object|refcount", object_command, 3, R, 2, 2, 1, A_KS | A_R | A_S, "generic", "2.2.3"),
-    C("object|help", object_command, 2, LD | ST, 0, 0, 0, A_KS | A_S, "generic", "6.2.0"),
-    END,
-};
-
-/* MEMORY STATS and DOCTOR walk every slot (SELF) and read the script
- * caches (script mutex before slots inside EXEC): cmd/memstats.h. */
-static struct cmd memory_subs[] = {
-    C("memory|doctor", memory_command, 2, SELF | CMD_NEEDS_SCRIPT_MUTEX, 0, 0, 0, A_S, "server", "4.0.0"),
-    C("memory|help", memory_command, 2, LD | ST, 0, 0, 0, A_S, "server", "4.0.0"),
-    C("memory|malloc-stats", memory_command, 2, 0, 0, 0, 0, A_S, "server", "4.0.0"),
-    C("memory|purge", memory_command, 2, 0, 0, 0, 0, A_S, "server", "4.0.0"),
-    C("memory|stats", memory_command, 2, SELF | CMD_NEEDS_SCRIPT_MUTEX, 0, 0, 0, A_S, "server", "4.0.0"),
-    C("memory|usage", memory_command, -3, R, 2, 2, 1, A_R | A_S, "server", "4.0.0"),
-    END,
-};
-
-#define PS CMD_PUBSUB
-#define A_PS ACL_PUBSUB
-static struct cmd pubsub_subs[] = {
-    C("pubsub|channels", pubsub_command, -2, PS | LD | ST, 0, 0, 0, A_PS | A_S, "pubsub", "2.8.0"),
-    C("pubsub|numpat", pubsub_command, 2, PS | LD | ST, 0, 0, 0, A_PS | A_S, "pubsub", "2.8.0"),
-    C("pubsub|numsub", pubsub_command, -2, PS | LD | ST, 0, 0, 0, A_PS | A_S, "pubsub", "2.8.0"),
-    C("pubsub|shardchannels", pubsub_command, -2, PS | LD | ST, 0, 0, 0, A_PS | A_S, "pubsub", "7.0.0"),
-    C("pubsub|shardnumsub", pubsub_command, -2, PS | LD | ST, 0, 0, 0, A_PS | A_S, "pubsub", "7.0.0"),
-    C("pubsub|help", pubsub_command, 2, LD | ST, 0, 0, 0, A_S, "pubsub", "6.2.0"),
-    END,
-};
-
-/* MODULE (cmd/admin.c): HotKV has no modules; LOAD, LOADEX and UNLOAD are
- * Redis 7's protected subcommands (enable-module-command). */
-void module_command(struct client *c);
-static struct cmd module_subs[] = {
-    C("module|list", module_command, 2, ADM | NS, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "4.0.0"),
-    C("module|load", module_command, -3, ADM | NS, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "4.0.0"),
-    C("module|loadex", module_command, -3, ADM | NS, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "7.0.0"),
-    C("module|unload", module_command, 3, ADM | NS, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "4.0.0"),
-    C("module|help", module_command, 2, LD | ST, 0, 0, 0, A_S, "server", "5.0.0"),
-    END,
-};
-
-#define A_SCR ACL_SCRIPTING
-static struct cmd function_subs[] = {
-    C("function|delete", function_command, 3, W | NS, 0, 0, 0, A_W | A_S | A_SCR, "scripting", "7.0.0"),
-    C("function|dump", function_command, 2, NS, 0, 0, 0, A_S | A_SCR, "scripting", "7.0.0"),
-    C("function|flush", function_command, -2, W | NS, 0, 0, 0, A_W | A_S | A_SCR, "scripting", "7.0.0"),
-    C("function|help", function_command, 2, LD | ST, 0, 0, 0, A_S | A_SCR, "scripting", "7.0.0"),
-    C("function|kill", function_command, 2, NS | CMD_ALLOW_BUSY, 0, 0, 0, A_S | A_SCR, "scripting", "7.0.0"),
-    C("function|list", function_command, -2, NS, 0, 0, 0, A_S | A_SCR, "scripting", "7.0.0"),
-    C("function|load", function_command, -3, W | OOM | NS, 0, 0, 0, A_W | A_S | A_SCR, "scripting", "7.0.0"),
-    C("function|restore", function_command, -3, W | OOM | NS, 0, 0, 0, A_W | A_S | A_SCR, "scripting", "7.0.0"),
-    C("function|stats", function_command, 2, NS | CMD_ALLOW_BUSY, 0, 0, 0, A_S | A_SCR, "scripting", "7.0.0"),
-    END,
-};
-
-static struct cmd script_subs[] = {
-    C("script|debug", script_command, 3, NS, 0, 0, 0, A_S | A_SCR, "scripting", "3.2.0"),
-    C("script|exists", script_command, -3, NS, 0, 0, 0, A_S | A_SCR, "scripting", "2.6.0"),
-    C("script|flush", script_command, -2, NS, 0, 0, 0, A_S | A_SCR, "scripting", "2.6.0"),
-    C("script|help", script_command, 2, LD | ST, 0, 0, 0, A_S | A_SCR, "scripting", "5.0.0"),
-    C("script|kill", script_command, 2, NS | CMD_ALLOW_BUSY, 0, 0, 0, A_S | A_SCR, "scripting", "2.6.0"),
-    C("script|load", script_command, 3, NS | ST, 0, 0, 0, A_S | A_SCR, "scripting", "2.6.0"),
-    END,
-};
-
-struct cmd cmd_table[] = {
-    /* strings */
-    C("get", get_command, 2, R | F, 1, 1, 1, A_R | A_STR | A_F, "string", "1.0.0"),
-    C("set", set_command, -3, W | OOM, 1, 1, 1, A_W | A_STR | A_S, "string", "1.0.0"),
-    C("getex", getex_command, -2, W | F, 1, 1, 1, A_W | A_STR | A_F, "string", "6.2.0"),
-    C("getdel", getdel_command, 2, W | F, 1, 1, 1, A_W | A_STR | A_F, "string", "6.2.0"),
-    C("getset", getset_command, 3, W | OOM | F, 1, 1, 1, A_W | A_STR | A_F, "string", "1.0.0"),
-    C("setnx", setnx_command, 3, W | OOM | F, 1, 1, 1, A_W | A_STR | A_F, "string", "1.0.0"),
-    C("setex", setex_command, 4, W | OOM, 1, 1, 1, A_W | A_STR | A_S, "string", "2.0.0"),
-    C("psetex", psetex_command, 4, W | OOM, 1, 1, 1, A_W | A_STR | A_S, "string", "2.6.0"),
-    C("mset", mset_command, -3, W | OOM, 1, -1, 2, A_W | A_STR | A_S, "string", "1.0.1"),
-    C("msetnx", msetnx_command, -3, W | OOM, 1, -1, 2, A_W | A_STR | A_S, "string", "1.0.1"),
-    C("mget", mget_command, -2, R | F, 1, -1, 1, A_R | A_STR | A_F, "string", "1.0.0"),
-    C("append", append_command, 3, W | OOM | F, 1, 1, 1, A_W | A_STR | A_F, "string", "2.0.0"),
-    C("strlen", strlen_command, 2, R | F, 1, 1, 1, A_R | A_STR | A_F, "string", "2.2.0"),
-    C("getrange", getrange_command, 4, R, 1, 1, 1, A_R | A_STR | A_S, "string", "2.4.0"),
-    C("substr", getrange_command, 4, R, 1, 1, 1, A_R | A_STR | A_S, "string", "1.0.0"),
-    C("setrange", setrange_command, 4, W | OOM, 1, 1, 1, A_W | A_STR | A_S, "string", "2.2.0"),
-    C("incr", incr_command, 2, W | OOM | F, 1, 1, 1, A_W | A_STR | A_F, "string", "1.0.0"),
-    C("decr", decr_command, 2, W | OOM | F, 1, 1, 1, A_W | A_STR | A_F, "string", "1.0.0"),
-    C("incrby", incrby_command, 3, W | OOM | F, 1, 1, 1, A_W | A_STR | A_F, "string", "1.0.0"),
-    C("decrby", decrby_command, 3, W | OOM | F, 1, 1, 1, A_W | A_STR | A_F, "string", "1.0.0"),
-    C("incrbyfloat", incrbyfloat_command, 3, W | OOM | F, 1, 1, 1, A_W | A_STR | A_F, "string", "2.6.0"),
-    C("lcs", lcs_command, -3, R, 1, 2, 1, A_R | A_STR | A_S, "string", "7.0.0"),
-    /* bitmaps */
-    C("setbit", setbit_command, 4, W | OOM, 1, 1, 1, A_W | ACL_BITMAP | A_S, "bitmap", "2.2.0"),
-    C("getbit", getbit_command, 3, R | F, 1, 1, 1, A_R | ACL_BITMAP | A_F, "bitmap", "2.2.0"),
-    C("bitcount", bitcount_command, -2, R, 1, 1, 1, A_R | ACL_BITMAP | A_S, "bitmap", "2.6.0"),
-    C("bitpos", bitpos_command, -3, R, 1, 1, 1, A_R | ACL_BITMAP | A_S, "bitmap", "2.8.7"),
-    C("bitop", bitop_command, -4, W | OOM, 2, -1, 1, A_W | ACL_BITMAP | A_S, "bitmap", "2.6.0"),
-    C("bitfield", bitfield_command, -2, W | OOM, 1, 1, 1, A_W | ACL_BITMAP | A_S, "bitmap", "3.2.0"),
-    C("bitfield_ro", bitfield_ro_command, -2, R | F, 1, 1, 1, A_R | ACL_BITMAP | A_F, "bitmap", "6.0.0"),
-    /* generic keyspace */
-    C("del", del_command, -2, W, 1, -1, 1, A_KS | A_W | A_S, "generic", "1.0.0"),
-    C("unlink", unlink_command, -2, W | F, 1, -1, 1, A_KS | A_W | A_F, "generic", "4.0.0"),
-    C("exists", exists_command, -2, R | F, 1, -1, 1, A_KS | A_R | A_F, "generic", "1.0.0"),
-    C("type", type_command, 2, R | F, 1, 1, 1, A_KS | A_R | A_F, "generic", "1.0.0"),
-    C("rename", rename_command, 3, W, 1, 2, 1, A_KS | A_W | A_S, "generic", "1.0.0"),
-    C("renamenx", renamenx_command, 3, W | F, 1, 2, 1, A_KS | A_W | A_F, "generic", "1.0.0"),
-    C("copy", copy_command, -3, W | OOM, 1, 2, 1, A_KS | A_W | A_S, "generic", "6.2.0"),
-    C("move", move_command, 3, W | F, 1, 1, 1, A_KS | A_W | A_F, "generic", "1.0.0"),
-    C("keys", keys_command, 2, R | ALL, 0, 0, 0, A_KS | A_R | A_S | A_DNG, "generic", "1.0.0"),
-    C("scan", scan_command, -2, R | SELF, 0, 0, 0, A_KS | A_R | A_S, "generic", "2.8.0"),
-    C("randomkey", randomkey_command, 1, R | SELF, 0, 0, 0, A_KS | A_R | A_S, "generic", "1.0.0"),
-    C("dbsize", dbsize_command, 1, R | F | ALL, 0, 0, 0, A_KS | A_R | A_F, "server", "1.0.0"),
-    C("flushdb", flushdb_command, -1, W | ALL, 0, 0, 0, A_KS | A_W | A_S | A_DNG, "server", "1.0.0"),
-    C("flushall", flushall_command, -1, W | ALL, 0, 0, 0, A_KS | A_W | A_S | A_DNG, "server", "1.0.0"),
-    C("expire", expire_command, -3, W | F, 1, 1, 1, A_KS | A_W | A_F, "generic", "1.0.0"),
-    C("pexpire", pexpire_command, -3, W | F, 1, 1, 1, A_KS | A_W | A_F, "generic", "2.6.0"),
-    C("expireat", expireat_command, -3, W | F, 1, 1, 1, A_KS | A_W | A_F, "generic", "1.2.0"),
-    C("pexpireat", pexpireat_command, -3, W | F, 1, 1, 1, A_KS | A_W | A_F, "generic", "2.6.0"),
-    C("ttl", ttl_command, 2, R | F, 1, 1, 1, A_KS | A_R | A_F, "generic", "1.0.0"),
-    C("pttl", pttl_command, 2, R | F, 1, 1, 1, A_KS | A_R | A_F, "generic", "2.6.0"),
-    C("expiretime", expiretime_command, 2, R | F, 1, 1, 1, A_KS | A_R | A_F, "generic", "7.0.0"),
-    C("pexpiretime", pexpiretime_command, 2, R | F, 1, 1, 1, A_KS | A_R | A_F, "generic", "7.0.0"),
-    C("persist", persist_command, 2, W | F, 1, 1, 1, A_KS | A_W | A_F, "generic", "2.2.0"),
-    C("touch", touch_command, -2, R | F, 1, -1, 1, A_KS | A_R | A_F, "generic", "3.2.1"),
-    CS("object", NULL, -2, 0, 0, 0, 0, A_S, "generic", "2.2.3", object_subs),
-    CS("memory", NULL, -2, 0, 0, 0, 0, A_S, "server", "4.0.0", memory_subs),
-    C("select", select_command, 2, LD | ST | F, 0, 0, 0, A_CONN | A_F, "connection", "1.0.0"),
-    C("swapdb", swapdb_command, 3, W | F | ALL, 0, 0, 0, A_KS | A_W | A_F | A_DNG, "server", "4.0.0"),
-    /* collections (rows owned by each type's file) */
-#include "t_list.tab"
-#include "t_hash.tab"
-#include "t_set.tab"
-#include "t_zset.tab"
-#include "t_stream.tab"
-#include "t_vset.tab"
-#include "t_dump.tab"
-#include "t_sort.tab"
-#include "multi.tab"
-#include "../script/script.tab"
-    /* connection */
-    C("ping", ping_command, -1, F, 0, 0, 0, A_F | A_CONN, "connection", "1.0.0"),
-    C("echo", echo_command, 2, F | LD | ST, 0, 0, 0, A_F | A_CONN, "connection", "1.0.0"),
-    C("quit", quit_command, -1, NA | LD | ST | F | NS | CMD_ALLOW_BUSY, 0, 0, 0, A_F | A_CONN, "connection", "1.0.0"),
-    C("reset", reset_command, 1, NA | LD | ST | F | NS | CMD_ALLOW_BUSY, 0, 0, 0, A_F | A_CONN, "connection", "6.2.0"),
-    C("hello", hello_command, -1, NA | LD | ST | F | NS | CMD_ALLOW_BUSY, 0, 0, 0, A_F | A_CONN, "connection", "6.0.0"),
-    C("auth", auth_command, -2, NA | LD | ST | F | NS | CMD_ALLOW_BUSY, 0, 0, 0, A_F | A_CONN, "connection", "1.0.0"),
-    CS("client", NULL, -2, 0, 0, 0, 0, A_S, "connection", "2.4.0", client_subs),
-    /* pub/sub (SELF: the shard commands' key positions are for COMMAND
-     * GETKEYS only; no slot lock is taken) */
-    C("subscribe", subscribe_command, -2, PS | NS | LD | ST, 0, 0, 0, A_PS | A_S, "pubsub", "2.0.0"),
-    C("unsubscribe", unsubscribe_command, -1, PS | NS | LD | ST, 0, 0, 0, A_PS | A_S, "pubsub", "2.0.0"),
-    C("psubscribe", psubscribe_command, -2, PS | NS | LD | ST, 0, 0, 0, A_PS | A_S, "pubsub", "2.0.0"),
-    C("punsubscribe", punsubscribe_command, -1, PS | NS | LD | ST, 0, 0, 0, A_PS | A_S, "pubsub", "2.0.0"),
-    C("ssubscribe", ssubscribe_command, -2, PS | NS | LD | ST | SELF, 1, -1, 1, A_PS | A_S, "pubsub", "7.0.0"),
-    C("sunsubscribe", sunsubscribe_command, -1, PS | NS | LD | ST | SELF, 1, -1, 1, A_PS | A_S, "pubsub", "7.0.0"),
-    C("publish", publish_command, 3, PS | LD | ST | F | CMD_MAY_REPLICATE, 0, 0, 0, A_PS | A_F, "pubsub", "2.0.0"),
-    C("spublish", spublish_command, 3, PS | LD | ST | F | CMD_MAY_REPLICATE | SELF, 1, 1, 1, A_PS | A_F, "pubsub", "7.0.0"),
-    CS("pubsub", NULL, -2, 0, 0, 0, 0, A_S, "pubsub", "2.8.0", pubsub_subs),
-    /* server */
-    C("info", info_command, -1, LD | ST | CMD_NEEDS_SCRIPT_MUTEX, 0, 0, 0, A_S | A_DNG, "server", "1.0.0"),
-    CS("config", NULL, -2, 0, 0, 0, 0, A_S, "server", "2.0.0", config_subs),
-    CS("module", NULL, -2, 0, 0, 0, 0, A_S, "server", "4.0.0", module_subs),
-    CS("command", command_command, -1, LD | ST, 0, 0, 0, A_S | A_CONN, "server", "2.8.13", command_subs),
-    CS("function", NULL, -2, 0, 0, 0, 0, A_S, "scripting", "7.0.0", function_subs),
-    CS("script", NULL, -2, 0, 0, 0, 0, A_S, "scripting", "2.6.0", script_subs),
-    C("time", time_command, 1, LD | ST | F, 0, 0, 0, A_F, "server", "2.6.0"),
-    C("save", save_command, 1, ADM | NS | CMD_NO_ASYNC_LOADING | CMD_NO_MULTI | SELF | CMD_NEEDS_SCRIPT_MUTEX, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "1.0.0"),
-    C("bgsave", bgsave_command, -1, ADM | NS | CMD_NO_ASYNC_LOADING | SELF | CMD_NEEDS_SCRIPT_MUTEX, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "1.0.0"),
-#include "../persist/aof.tab"
-    C("lastsave", lastsave_command, 1, LD | ST | F, 0, 0, 0, A_F | A_DNG, "server", "1.0.0"),
-    C("debug", debug_command, -2, ADM | NS | LD | ST | CMD_NEEDS_SCRIPT_MUTEX, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "1.0.0"),
-    C("shutdown", shutdown_command, -1, ADM | NS | LD | ST | CMD_NO_MULTI | CMD_ALLOW_BUSY, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "1.0.0"),
-    END,
-};
+unsigned (*cmd_script_flags)(struct client *c, const struct cmd *cmd);
 
 /* ------------------------------------------------------------ lookup --- */
 #define LOOKUP_SIZE 1024
@@ -330,6 +80,7 @@ void cmd_init(void)
     for (int i = 0; i < ntop; i++)
         cur_name[i] = cmd_table[i].name;
     lookup_build();
+    persistence_init(); /* persist/'s hooks into cmd/: the AOF replayer, the lock context */
 }
 
 /* rename-command, with Redis's order and messages: the old name goes
@@ -616,8 +367,8 @@ run:
         }
         if (oom) {
             int in_multi = c->ms && multi_in_progress(c);
-            /* A script's declared flags count (script_cmd_flags). */
-            int reject = (script_cmd_flags(c, cmd) & CMD_DENYOOM) != 0;
+            /* A script's declared flags count (cmd_flags_of). */
+            int reject = (cmd_flags_of(c, cmd) & CMD_DENYOOM) != 0;
             if (in_multi && cmd->fn != exec_command && cmd->fn != discard_command && cmd->fn != quit_command &&
                 cmd->fn != reset_command)
                 reject = 1;
@@ -651,12 +402,12 @@ run:
                 reply_busy(c);
             } else {
                 cmd->fn(c);
-                prop_top_end(c, pd, cmd_is_write(c));
+                prop_top_end(c, pd, cmd_is_write);
                 db_unlock_all();
             }
         } else if (cmd->flags & CMD_SELF_LOCKING) {
             cmd->fn(c);
-            prop_top_end(c, pd, cmd_is_write(c));
+            prop_top_end(c, pd, cmd_is_write);
         } else {
             int idx[MAX_STACK_KEYS], *kidx = idx, nk;
             unsigned slots[MAX_STACK_KEYS], *sl = slots;
@@ -676,7 +427,7 @@ run:
                     reply_busy(c);
                 } else {
                     cmd->fn(c);
-                    prop_top_end(c, pd, cmd_is_write(c));
+                    prop_top_end(c, pd, cmd_is_write);
                     tracking_remember_keys(c);
                     spin_unlock(&ks.locks[sl[0]]);
                 }
@@ -685,13 +436,13 @@ run:
                     reply_busy(c);
                 } else {
                     cmd->fn(c);
-                    prop_top_end(c, pd, cmd_is_write(c));
+                    prop_top_end(c, pd, cmd_is_write);
                     tracking_remember_keys(c);
                     db_unlock_slots(sl, nk);
                 }
             } else {
                 cmd->fn(c);
-                prop_top_end(c, pd, cmd_is_write(c));
+                prop_top_end(c, pd, cmd_is_write);
             }
             if (kidx != idx) {
                 hk_free(kidx);
@@ -748,4 +499,9 @@ done:
         c->pushbuf->len = 0;
     }
     tracking_cmd_end(c);
+}
+
+int config_allows(int mode, const struct client *c)
+{
+    return mode == CFG_ALLOW_YES || (mode == CFG_ALLOW_LOCAL && client_is_local(c));
 }

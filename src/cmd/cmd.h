@@ -63,7 +63,9 @@ typedef void cmd_fn(struct client *c);
  * takes its slot lock just for the lookup); inside EXEC or a script its
  * key positions are locked by the context like any keyed command's. */
 #define CMD_SELF_KEYED (1u << 27)
-
+/* HotKV-only: may wait in worker_broadcast() (INFO, CLIENT, CONFIG):
+ * inside EXEC or a script it runs holding every slot lock (cmd/multi.c). */
+#define CMD_MAY_BROADCAST (1u << 28)
 /* ACL categories. */
 #define ACL_KEYSPACE (1u << 0)
 #define ACL_READ (1u << 1)
@@ -105,7 +107,16 @@ struct cmd {
     int (*getkeys)(struct client *c, int *idx, int max);
 };
 
+/* The table (src/commands.c, every family's .tab rows). */
 extern struct cmd cmd_table[];
+/* A script's declared flags (EVAL shebang, FUNCTION flags) replace its
+ * command's for the maxmemory check and MULTI's queue: installed by
+ * script_install_hooks() (script/script.h: script_cmd_flags). */
+extern unsigned (*cmd_script_flags)(struct client *c, const struct cmd *cmd);
+static inline unsigned cmd_flags_of(struct client *c, const struct cmd *cmd)
+{
+    return cmd_script_flags ? cmd_script_flags(c, cmd) : cmd->flags;
+}
 /* Whether c's current command is a write (what propagation feeds). */
 static inline int cmd_is_write(const struct client *c)
 {
@@ -135,6 +146,23 @@ void cmd_execute(struct client *c);
 #define ERR_STRING_SIZE "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
 
 void reply_arity_error(struct client *c);
+/* Whether an enable-* setting (CFG_ALLOW_*, server.h) lets c in. */
+int config_allows(int mode, const struct client *c);
 void reply_unknown_subcommand(struct client *c);
+
+/* ------------------------------------------------------ COMMAND DOCS --- */
+/* Argument grammar (COMMAND DOCS "arguments"): see cmd/admin.c. */
+struct cmd_doc {
+    const char *name;
+    const char *summary;
+    const char *complexity;
+    const char *args;    /* grammar above; NULL or "" = no arguments */
+    const char *kspec;   /* key-spec flags, space separated */
+    const char *kspec2;  /* second key spec: RENAME-style dst, or BITOP-style sources */
+    const char *tips;    /* space separated */
+};
+/* The rows (src/commands.c, every family's .docs rows). */
+extern const struct cmd_doc cmd_docs[];
+extern const size_t cmd_ndocs;
 
 #endif

@@ -24,15 +24,12 @@ cmd_fn del_command, unlink_command, exists_command, type_command, rename_command
 cmd_fn ping_command, echo_command, quit_command, reset_command, hello_command, auth_command, client_command;
 
 /* admin.c */
-cmd_fn info_command, config_command, time_command, lastsave_command, debug_command, shutdown_command,
-    command_command;
+cmd_fn info_command, time_command, lastsave_command, debug_command, shutdown_command, command_command,
+    module_command;
 
 /* pubsub.c */
 cmd_fn subscribe_command, unsubscribe_command, psubscribe_command, punsubscribe_command, ssubscribe_command,
     sunsubscribe_command, publish_command, spublish_command, pubsub_command;
-
-/* script/function.c (FUNCTION; EVAL/SCRIPT/FCALL: script/script.h) */
-cmd_fn function_command;
 
 /* Collection types and SORT: each file's own header. */
 #include "t_hash.h"

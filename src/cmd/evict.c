@@ -12,7 +12,6 @@
 #include "../base/malloc_stats.h"
 #include "../base/mem.h"
 #include "../base/util.h"
-#include "../config/config.h"
 #include "../db/db.h"
 #include "../db/object.h"
 #include "../persist/aof.h"
@@ -466,9 +465,18 @@ static void maxmemory_changed(void)
     }
 }
 
+/* CONFIG SET maxmemory (config.c); before evict_init() a value from the
+ * config file or arguments waits for evict_init(). */
+static int evict_ready;
+void evict_maxmemory_changed(void)
+{
+    if (evict_ready)
+        maxmemory_changed();
+}
+
 void evict_init(void)
 {
-    config_maxmemory_hook = maxmemory_changed;
+    evict_ready = 1;
     if (__atomic_load_n(&cfg.maxmemory, __ATOMIC_RELAXED) > 0)
         maxmemory_changed(); /* set in the config file or arguments */
 }

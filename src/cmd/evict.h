@@ -46,6 +46,8 @@ extern volatile int mm_policy; /* set by CONFIG maxmemory-policy */
 extern _Thread_local int evict_pre_cmd_oom;
 
 void evict_init(void);
+/* maxmemory changed (CONFIG SET): apply it now (no-op before evict_init). */
+void evict_maxmemory_changed(void);
 /* Evict until under maxmemory.  The caller holds no slot lock.
  * EVICT_OK: under the limit (or no limit); EVICT_RUNNING: still over but
  * the time budget ran out (the next command or the cron goes on);

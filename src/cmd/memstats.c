@@ -33,38 +33,12 @@ void ks_usage_scan(struct ks_usage *u, int want_index)
     }
 }
 
+void (*memstats_script_info)(struct script_info *out);
+
 /* ------------------------------------------------------------- clients --- */
 /* The cap of `threads` (config.c) bounds worker ids. */
 #define MAX_WORKERS 1024
 static _Atomic size_t wk_clients_mem[MAX_WORKERS];
-
-/* Every client struct is one hk_calloc(sizeof(struct client)): one size
- * class, asked of the allocator once (maxmemory-clients recounts a client
- * after each command). */
-static _Atomic size_t client_struct_bytes;
-
-size_t client_mem_usage(const struct client *c)
-{
-    size_t n = atomic_load_explicit(&client_struct_bytes, memory_order_relaxed);
-    if (!n) {
-        n = hk_usable((void *)c);
-        atomic_store_explicit(&client_struct_bytes, n, memory_order_relaxed);
-    }
-    n += c->qcap + c->out.cap;
-    if (c->pushbuf)
-        n += sizeof(*c->pushbuf) + c->pushbuf->cap;
-    n += (size_t)c->argv_cap * (sizeof(*c->argv) + sizeof(*c->argvlen) + sizeof(*c->kslot));
-    if (c->ms)
-        n += multi_client_mem(c);
-    /* Pub/sub names: the table plus each name's entry (at least one
-     * 32-byte allocation), O(1). */
-    for (int i = 0; i < 3; i++)
-        if (c->ps_subs[i])
-            n += dict_mem(c->ps_subs[i]) + dict_size(c->ps_subs[i]) * 32;
-    if (c->trk)
-        n += tracking_client_mem(c);
-    return n;
-}
 
 static size_t worker_clients_mem(const struct worker *w)
 {
@@ -140,7 +114,10 @@ void mem_overhead_get(struct mem_overhead *mh, const struct ks_usage *u)
         mh->aof_buffer = aof_buffer_bytes();
     total += mh->aof_buffer;
 
-    script_get_info(&mh->si);
+    if (memstats_script_info)
+        memstats_script_info(&mh->si);
+    else
+        memset(&mh->si, 0, sizeof(mh->si));
     mh->functions_caches = mh->si.functions_mem > 0 ? (size_t)mh->si.functions_mem : 0;
     if (mh->si.scripts_mem > mh->si.functions_mem)
         mh->lua_caches = (size_t)(mh->si.scripts_mem - mh->si.functions_mem);

@@ -27,10 +27,20 @@
 #include <stddef.h>
 
 #include "../base/malloc_stats.h"
-#include "../script/script.h"
 #include "cmd.h"
 
 /* Per-database key counts and index bytes, one slot lock at a time. */
+/* What scripting holds (script/: script_get_info), for INFO memory. */
+struct script_info {
+    long long vm_eval, vm_functions;   /* Lua heap bytes per VM */
+    long long scripts_mem;             /* script cache + function libraries bookkeeping */
+    long long functions_mem;           /* the function libraries' part of scripts_mem */
+    long long cached_scripts;
+    long long functions, libraries;
+};
+/* Installed by script_install_hooks(); NULL: all zero. */
+extern void (*memstats_script_info)(struct script_info *out);
+
 struct ks_usage {
     int ndb;
     unsigned long long keys[MAX_DBS], expires[MAX_DBS];
@@ -60,7 +70,7 @@ struct mem_overhead {
     double allocator_frag, allocator_rss, rss_extra, total_frag;
     long long allocator_frag_bytes, allocator_rss_bytes, rss_extra_bytes, total_frag_bytes;
     long long clients;      /* connected */
-    struct script_info si;  /* script_get_info() */
+    struct script_info si;  /* memstats_script_info() */
 };
 
 /* Fill *mh.  u: a scan made with want_index (NULL: scan here).  Takes slot
@@ -71,7 +81,6 @@ void mem_overhead_get(struct mem_overhead *mh, const struct ks_usage *u);
 char *mem_doctor_report(const struct mem_overhead *mh);
 
 /* Bytes a connection holds (its worker's thread only). */
-size_t client_mem_usage(const struct client *c);
 /* Worker cron: publish the sum over w's clients. */
 void memstats_worker_cron(struct worker *w);
 /* server.c, once the empty keyspace exists and before any data is loaded. */

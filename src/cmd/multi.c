@@ -35,7 +35,6 @@
 #include "../db/entry.h"
 #include "../ds/dict.h"
 #include "../persist/prop.h"
-#include "../script/script.h"
 #include "commands.h"
 #include "multi.h"
 #include "tracking.h"
@@ -224,9 +223,7 @@ static int needs_no_locks(const struct cmd *cmd)
  * one, and every lock wait serves jobs). */
 static int needs_all(const struct cmd *cmd)
 {
-    if (cmd->flags & (CMD_ALL_LOCKS | CMD_ADMIN))
-        return 1;
-    if (cmd->fn == info_command || cmd->fn == client_command || cmd->fn == config_command)
+    if (cmd->flags & (CMD_ALL_LOCKS | CMD_ADMIN | CMD_MAY_BROADCAST))
         return 1;
     if ((cmd->flags & CMD_SELF_LOCKING) && !(cmd->flags & CMD_SELF_KEYED) && !needs_no_locks(cmd) &&
         !(cmd->acl & ACL_SCRIPTING))
@@ -255,7 +252,7 @@ void cmd_call(struct client *c, const struct cmd *cmd)
     }
     struct prop_mark pm = prop_call_begin();
     cmd->fn(c);
-    prop_call_end(c, pm, cmd_is_write(c));
+    prop_call_end(c, pm, cmd_is_write);
     tracking_remember_keys(c);
     long long t1 = time_us();
     STAT_ADD(ws->cmd_calls[cmd->id], 1);
@@ -264,39 +261,6 @@ void cmd_call(struct client *c, const struct cmd *cmd)
         STAT_ADD(ws->errors, 1);
         STAT_ADD(ws->cmd_failed[cmd->id], 1);
     }
-}
-
-/* ------------------------------------------------------ script mutex --- */
-static pthread_mutex_t script_mu = PTHREAD_MUTEX_INITIALIZER;
-static _Thread_local int script_depth;
-
-int script_mutex_lock(void)
-{
-    if (script_depth > 0) {
-        script_depth++;
-        return 0;
-    }
-    while (pthread_mutex_trylock(&script_mu) != 0) {
-        if (atomic_load_explicit(&script_busy, memory_order_relaxed))
-            return -1;
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 1000000;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
-        }
-        if (pthread_mutex_timedlock(&script_mu, &ts) == 0)
-            break;
-    }
-    script_depth = 1;
-    return 0;
-}
-
-void script_mutex_unlock(void)
-{
-    if (--script_depth == 0)
-        pthread_mutex_unlock(&script_mu);
 }
 
 /* ------------------------------------------------------------ watch --- */
@@ -326,7 +290,7 @@ static const struct dict_type watcher_type = {watcher_dkey};
 
 struct qcmd {
     const struct cmd *cmd;
-    unsigned flags; /* the flags it was queued with (a script's own: script_cmd_flags) */
+    unsigned flags; /* the flags it was queued with (a script's own: cmd_flags_of) */
     int argc;
     const char **argv;
     size_t *lens;
@@ -572,7 +536,7 @@ int multi_queue_command(struct client *c, const struct cmd *cmd)
     q.cmd = cmd;
     /* As Redis's queueMultiCommand: EXEC's maxmemory check sees what each
      * command was when it was queued, scripts with their declared flags. */
-    q.flags = (cmd->acl & ACL_SCRIPTING) ? script_cmd_flags(c, cmd) : cmd->flags;
+    q.flags = (cmd->acl & ACL_SCRIPTING) ? cmd_flags_of(c, cmd) : cmd->flags;
     q.argc = c->argc;
     q.argv = (const char **)(void *)blk;
     q.lens = (size_t *)(void *)(blk + sizeof(char *) * (size_t)c->argc);

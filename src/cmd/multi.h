@@ -51,17 +51,6 @@ void lockctx_ensure_all(void);
  * caller applies the ones it needs.  The reply goes to c->out. */
 void cmd_call(struct client *c, const struct cmd *cmd);
 
-/* Scripts run one at a time across the server (while every other command
- * keeps running on every thread).  Lock order: script mutex, then slots.
- * Reentrant on one thread (EXEC holding it runs EVAL).  Returns -1 without
- * taking it when the holder is a busy script (the caller replies BUSY). */
-int script_mutex_lock(void);
-void script_mutex_unlock(void);
-/* Busy script: 0 none, 1 a script (EVAL), 2 a function (FCALL) has run past
- * busy-reply-threshold.  cmd_execute replies BUSY to commands without
- * CMD_ALLOW_BUSY while it is set.  Written by the script engine. */
-extern atomic_int script_busy;
-
 /* Per-client transaction state (NULL when the client never used MULTI/WATCH). */
 struct multi_state;
 void multi_client_gone(struct client *c); /* RESET / close: discard + unwatch */

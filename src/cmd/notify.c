@@ -10,6 +10,7 @@
 #include "../persist/prop.h"
 #include "multi.h"
 #include "pubsub.h"
+#include "t_hash.h"
 
 atomic_int notify_flags;
 
@@ -105,6 +106,7 @@ void notify_init(void)
 {
     db_key_expired_hook = key_expired;
     db_hash_expired_hook = hash_fields_expired;
+    db_hash_field_expired_hook = hash_prop_field_expired;
     set_class_hooks(atomic_load(&notify_flags));
 }
 

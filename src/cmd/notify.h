@@ -26,7 +26,7 @@
 
 #include "multi.h" /* signal_modified_key, for KEY_MODIFIED */
 
-/* Redis's class bits (server.h NOTIFY_*), same values. */
+/* Redis's class bits (its server.h NOTIFY_*), same values. */
 #define NOTIFY_KEYSPACE (1 << 0)  /* K */
 #define NOTIFY_KEYEVENT (1 << 1)  /* E */
 #define NOTIFY_GENERIC (1 << 2)   /* g */

@@ -1,5 +1,5 @@
 /* t_common.h - argument parsing and reply helpers the collection type
- * modules (t_hash.c, t_list.c, t_set.c, t_zset.c) share.  Owned by
+ * command files (t_hash.c, t_list.c, t_set.c, t_zset.c) share.  Owned by
  * t_common.c. */
 #ifndef HK_T_COMMON_H
 #define HK_T_COMMON_H

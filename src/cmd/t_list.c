@@ -1,14 +1,5 @@
-/* t_list.c - the list type.
- *
- * A list value is one of two structures (entry->enc):
- *  - ENC_LISTPACK: a single listpack (ds/listpack.h); small lists.
- *  - ENC_QUICKLIST: a quicklist (ds/quicklist.h), a linked list of
- *    listpack nodes; lists larger than one node.
- * Conversions follow Redis 7.2: before elements are added, a listpack that
- * would outgrow one quicklist node (list-max-listpack-size, counting the
- * raw bytes of the new elements) becomes a quicklist; after elements are
- * removed, a quicklist reduced to one packed node holding at most half a
- * node's limit becomes a listpack again (the half avoids flapping).
+/* t_list.c - the list commands (LPUSH ... BLMPOP).  The value itself, its
+ * encodings and conversions, is types/list.c.
  *
  * Replies are written straight from the listpack bytes (no temporary copy
  * of an element except when LMOVE must carry it to another list), and
@@ -22,7 +13,6 @@
 
 #include "../base/mem.h"
 #include "../base/util.h"
-#include "../config/config.h"
 #include "blocking.h"
 #include "../db/object.h"
 #include "../ds/listpack.h"
@@ -30,9 +20,8 @@
 #include "commands.h"
 #include "notify.h"
 #include "../persist/prop.h"
+#include "../types/list.h"
 #include "t_common.h"
-
-int list_compress_depth = 0;
 
 #define LHEAD QL_HEAD
 #define LTAIL QL_TAIL
@@ -42,52 +31,7 @@ int list_compress_depth = 0;
     "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start " \
     "from the end of the list"
 
-/* ---------------------------------------------------------- type ops --- */
-
-static void list_free(void *p, uint8_t enc)
-{
-    if (enc == ENC_QUICKLIST)
-        ql_free(p);
-    else
-        lp_free(p);
-}
-
-static void *list_dup(const void *p, uint8_t enc)
-{
-    if (enc == ENC_QUICKLIST)
-        return ql_dup(p);
-    return hk_memdup(p, lp_bytes(p));
-}
-
-static size_t list_mem(const void *p, uint8_t enc)
-{
-    if (enc == ENC_QUICKLIST)
-        return ql_mem(p);
-    return hk_usable((void *)p);
-}
-
-static size_t list_len(const void *p, uint8_t enc)
-{
-    if (enc == ENC_QUICKLIST)
-        return ((const struct quicklist *)p)->count;
-    return lp_count(p);
-}
-
-static size_t list_effort(const void *p, uint8_t enc)
-{
-    if (enc == ENC_QUICKLIST)
-        return ((const struct quicklist *)p)->len;
-    return 1;
-}
-
-const struct type_ops list_type_ops = {list_free, list_dup, list_mem, list_len, list_effort};
-
 /* ------------------------------------------------------------ helpers --- */
-
-static inline size_t list_length(struct entry *e)
-{
-    return list_len(entry_ptr(e), e->enc);
-}
 
 static inline void reply_elem(struct reply *r, const unsigned char *lp, size_t pos)
 {
@@ -97,31 +41,6 @@ static inline void reply_elem(struct reply *r, const unsigned char *lp, size_t p
         reply_bulk(r, (const char *)v.s, v.len);
     else
         reply_bulk_ll(r, v.ll);
-}
-
-/* A value to compare elements with (LREM, LPOS, LINSERT): integers stored
- * in a listpack compare by value with the canonical decimal form. */
-struct needle {
-    const char *s;
-    size_t len;
-    int isint;
-    long long ll;
-};
-
-static void needle_init(struct needle *nd, const char *s, size_t len)
-{
-    nd->s = s;
-    nd->len = len;
-    nd->isint = len <= 20 && str_to_ll(s, len, &nd->ll);
-}
-
-static inline int elem_eq(const unsigned char *lp, size_t pos, const struct needle *nd)
-{
-    struct lp_val v;
-    lp_get(lp, pos, &v);
-    if (v.s)
-        return v.len == nd->len && memcmp(v.s, nd->s, nd->len) == 0;
-    return nd->isint && v.ll == nd->ll;
 }
 
 /* The list at argv[i] for a command (flags: LK_NOSTATS for writes).
@@ -146,52 +65,6 @@ static struct entry *create_list(struct client *c, int i)
     return e;
 }
 
-/* Before adding n elements of `bytes` raw bytes: a listpack that would
- * exceed one quicklist node becomes a quicklist. */
-static void grow_check(struct entry *e, size_t bytes, size_t n)
-{
-    unsigned char *lp;
-    struct quicklist *ql;
-    if (e->enc != ENC_LISTPACK)
-        return;
-    lp = entry_ptr(e);
-    if (!ql_exceeds(list_max_listpack_size, lp_bytes(lp) + bytes, lp_count(lp) + n))
-        return;
-    ql = ql_new(list_max_listpack_size, list_compress_depth);
-    if (lp_count(lp))
-        ql_append_lp(ql, lp);
-    else
-        lp_free(lp);
-    entry_set_ptr(e, ql, ENC_QUICKLIST);
-}
-
-/* A quicklist of one packed node within the limits (halved when
- * shrinking) gives back that node's listpack; NULL otherwise. */
-static unsigned char *ql_to_lp(struct quicklist *ql, int shrinking)
-{
-    size_t szl, cntl;
-    if (ql->len != 1 || (ql->head->flags & QLN_PLAIN))
-        return NULL;
-    ql_node_limit(list_max_listpack_size, &szl, &cntl);
-    if (shrinking) {
-        szl /= 2;
-        cntl /= 2;
-    }
-    if (ql->head->sz > szl || ql->count > cntl)
-        return NULL;
-    return ql_take_single(ql);
-}
-
-static void shrink_check(struct entry *e)
-{
-    unsigned char *lp;
-    if (e->enc != ENC_QUICKLIST)
-        return;
-    lp = ql_to_lp(entry_ptr(e), 1);
-    if (lp)
-        entry_set_ptr(e, lp, ENC_LISTPACK);
-}
-
 /* After removing elements from the list at argv[i]: delete the key if the
  * list is empty, else maybe go back to a listpack.  1 if deleted. */
 static int after_removal(struct client *c, int i, struct entry *e)
@@ -200,7 +73,7 @@ static int after_removal(struct client *c, int i, struct entry *e)
         db_del(c->db, kslot(c, i), c->argv[i], c->argvlen[i]);
         return 1;
     }
-    shrink_check(e);
+    list_shrink_check(e);
     return 0;
 }
 
@@ -226,93 +99,6 @@ static inline const char *pop_event(int where)
 static inline const char *push_event(int where)
 {
     return where == LHEAD ? "lpush" : "rpush";
-}
-
-static void push_one(struct entry *e, int where, const char *s, size_t len)
-{
-    if (e->enc == ENC_LISTPACK) {
-        unsigned char *lp = entry_ptr(e);
-        lp = where == LHEAD ? lp_prepend(lp, s, len) : lp_append(lp, s, len);
-        entry_set_ptr(e, lp, ENC_LISTPACK);
-    } else {
-        ql_push(entry_ptr(e), where, s, len);
-    }
-}
-
-/* Delete n elements from index start (0 <= start < length). */
-static void del_range(struct entry *e, size_t start, size_t n)
-{
-    if (!n)
-        return;
-    if (e->enc == ENC_LISTPACK) {
-        unsigned char *lp = entry_ptr(e);
-        lp = lp_delete(lp, lp_seek(lp, (long long)start), n, NULL);
-        entry_set_ptr(e, lp, ENC_LISTPACK);
-    } else {
-        ql_del_range(entry_ptr(e), start, n);
-    }
-}
-
-/* Iterator over either encoding. */
-struct lit {
-    struct ql_iter qi;
-    unsigned char *lp;
-    size_t pos;
-    int fwd, isql;
-};
-
-static int lit_start(struct lit *it, struct entry *e, long long index, int fwd)
-{
-    it->fwd = fwd;
-    if (e->enc == ENC_QUICKLIST) {
-        int ok = ql_iter_start(&it->qi, entry_ptr(e), index, fwd);
-        it->isql = 1;
-        it->lp = it->qi.lp;
-        it->pos = it->qi.pos;
-        return ok;
-    }
-    it->isql = 0;
-    it->lp = entry_ptr(e);
-    it->pos = lp_seek(it->lp, index);
-    return it->pos != LP_NONE;
-}
-
-static inline int lit_next(struct lit *it)
-{
-    if (it->isql) {
-        int ok = ql_iter_next(&it->qi);
-        it->lp = it->qi.lp;
-        it->pos = it->qi.pos;
-        return ok;
-    }
-    it->pos = it->fwd ? lp_next(it->lp, it->pos) : lp_prev(it->lp, it->pos);
-    return it->pos != LP_NONE;
-}
-
-/* Delete the current element and move on (listpack: e gets the new
- * pointer).  1 if there is a following element. */
-static int lit_del(struct lit *it, struct entry *e)
-{
-    size_t next;
-    if (it->isql) {
-        int ok = ql_iter_del(&it->qi);
-        it->lp = it->qi.lp;
-        it->pos = it->qi.pos;
-        return ok;
-    }
-    it->lp = lp_delete(it->lp, it->pos, 1, &next);
-    entry_set_ptr(e, it->lp, ENC_LISTPACK);
-    if (it->fwd)
-        it->pos = next;
-    else
-        it->pos = next == LP_NONE ? lp_last(it->lp) : lp_prev(it->lp, next);
-    return it->pos != LP_NONE;
-}
-
-static inline void lit_end(struct lit *it)
-{
-    if (it->isql)
-        ql_iter_end(&it->qi);
 }
 
 /* Reply n elements starting at index `from`, forwards or backwards. */
@@ -355,17 +141,9 @@ static void reply_range(struct client *c, struct entry *e, long long start, long
 static void pop_one_reply(struct client *c, struct entry *e, int where)
 {
     size_t pos;
-    if (e->enc == ENC_LISTPACK) {
-        unsigned char *lp = entry_ptr(e);
-        pos = where == LHEAD ? lp_first(lp) : lp_last(lp);
-        reply_elem(&c->out, lp, pos);
-        entry_set_ptr(e, lp_delete(lp, pos, 1, NULL), ENC_LISTPACK);
-    } else {
-        struct quicklist *ql = entry_ptr(e);
-        unsigned char *lp = ql_end(ql, where, &pos);
-        reply_elem(&c->out, lp, pos);
-        ql_pop(ql, where);
-    }
+    const unsigned char *lp = list_end(e, where, &pos);
+    reply_elem(&c->out, lp, pos);
+    list_pop_end(e, where, pos);
 }
 
 /* Pop up to count elements from an end, replying them as an array in
@@ -374,7 +152,7 @@ static void pop_many_reply(struct client *c, struct entry *e, int where, long lo
 {
     size_t len = list_length(e), n = (unsigned long long)count > len ? len : (size_t)count;
     reply_elems(c, e, where == LHEAD ? 0 : -1, n, where == LHEAD);
-    del_range(e, where == LHEAD ? 0 : len - n, n);
+    list_del_range(e, where == LHEAD ? 0 : len - n, n);
 }
 
 static int parse_where(struct client *c, int i, int *where)
@@ -408,19 +186,8 @@ static void push_generic(struct client *c, int where, int xx)
     }
     for (int j = 2; j < c->argc; j++)
         bytes += c->argvlen[j];
-    grow_check(e, bytes, (size_t)c->argc - 2);
-    if (e->enc == ENC_LISTPACK) {
-        unsigned char *lp = entry_ptr(e);
-        for (int j = 2; j < c->argc; j++)
-            lp = where == LHEAD ? lp_prepend(lp, c->argv[j], c->argvlen[j]) : lp_append(lp, c->argv[j], c->argvlen[j]);
-        entry_set_ptr(e, lp, ENC_LISTPACK);
-        reply_int(&c->out, (long long)lp_count(lp));
-    } else {
-        struct quicklist *ql = entry_ptr(e);
-        for (int j = 2; j < c->argc; j++)
-            ql_push(ql, where, c->argv[j], c->argvlen[j]);
-        reply_int(&c->out, (long long)ql->count);
-    }
+    list_grow_check(e, bytes, (size_t)c->argc - 2);
+    reply_int(&c->out, (long long)list_push_many(e, where, c->argv + 2, c->argvlen + 2, c->argc - 2));
     KEY_MODIFIED(c, 1, NOTIFY_LIST, push_event(where));
     signal_key_ready(c->db, kslot(c, 1), c->argv[1], c->argvlen[1]);
 }
@@ -521,7 +288,7 @@ void lindex_command(struct client *c)
 {
     long long index;
     int err;
-    struct lit it;
+    struct list_iter it;
     struct entry *e = lookup_list(c, 1, 0, &err);
     if (err)
         return;
@@ -531,11 +298,11 @@ void lindex_command(struct client *c)
     }
     if (arg_ll(c, 2, &index) < 0)
         return;
-    if (lit_start(&it, e, index, 1))
+    if (list_iter_start(&it, e, index, 1))
         reply_elem(&c->out, it.lp, it.pos);
     else
         reply_null(&c->out);
-    lit_end(&it);
+    list_iter_end(&it);
 }
 
 void lpos_command(struct client *c)
@@ -543,8 +310,8 @@ void lpos_command(struct client *c)
     long long rank = 1, count = -1, maxlen = 0, index = 0, matches = 0, found = -1, nreplied = 0, llen;
     int fwd, err, ok;
     size_t mark = 0;
-    struct needle nd;
-    struct lit it;
+    struct list_needle nd;
+    struct list_iter it;
     struct entry *e;
 
     for (int j = 3; j < c->argc; j++) {
@@ -590,13 +357,13 @@ void lpos_command(struct client *c)
             reply_null(&c->out);
         return;
     }
-    needle_init(&nd, c->argv[2], c->argvlen[2]);
+    list_needle_init(&nd, c->argv[2], c->argvlen[2]);
     llen = (long long)list_length(e);
     if (count != -1)
         mark = reply_defer(&c->out);
-    ok = lit_start(&it, e, fwd ? 0 : -1, fwd);
+    ok = list_iter_start(&it, e, fwd ? 0 : -1, fwd);
     while (ok && (maxlen == 0 || index < maxlen)) {
-        if (elem_eq(it.lp, it.pos, &nd) && ++matches >= rank) {
+        if (list_elem_eq(it.lp, it.pos, &nd) && ++matches >= rank) {
             long long at = fwd ? index : llen - index - 1;
             if (count == -1) {
                 found = at;
@@ -608,9 +375,9 @@ void lpos_command(struct client *c)
                 break;
         }
         index++;
-        ok = lit_next(&it);
+        ok = list_iter_next(&it);
     }
-    lit_end(&it);
+    list_iter_end(&it);
     if (count != -1)
         reply_defer_array(&c->out, mark, nreplied);
     else if (found >= 0)
@@ -634,29 +401,21 @@ void lset_command(struct client *c)
     }
     if (arg_ll(c, 2, &index) < 0)
         return;
-    grow_check(e, c->argvlen[3], 1);
-    if (e->enc == ENC_LISTPACK) {
-        unsigned char *lp = entry_ptr(e);
-        size_t pos = lp_seek(lp, index);
-        done = pos != LP_NONE;
-        if (done)
-            entry_set_ptr(e, lp_replace(lp, pos, c->argv[3], c->argvlen[3]), ENC_LISTPACK);
-    } else {
-        done = ql_replace(entry_ptr(e), index, c->argv[3], c->argvlen[3]);
-    }
+    list_grow_check(e, c->argvlen[3], 1);
+    done = list_replace(e, index, c->argv[3], c->argvlen[3]);
     if (!done) {
         reply_error(&c->out, "ERR index out of range");
         return;
     }
     reply_ok(&c->out);
-    shrink_check(e);
+    list_shrink_check(e);
     KEY_MODIFIED(c, 1, NOTIFY_LIST, "lset");
 }
 
 void linsert_command(struct client *c)
 {
-    int after, err, found = 0;
-    struct needle nd;
+    int after, err, found;
+    struct list_needle nd;
     struct entry *e;
     if (arg_is(c, 2, "after"))
         after = 1;
@@ -674,31 +433,9 @@ void linsert_command(struct client *c)
         return;
     }
     /* Redis converts first, whether or not the pivot is found. */
-    grow_check(e, c->argvlen[4], 1);
-    needle_init(&nd, c->argv[3], c->argvlen[3]);
-    if (e->enc == ENC_LISTPACK) {
-        unsigned char *lp = entry_ptr(e);
-        for (size_t pos = lp_first(lp); pos != LP_NONE; pos = lp_next(lp, pos)) {
-            if (elem_eq(lp, pos, &nd)) {
-                lp = lp_insert(lp, after ? lp_next(lp, pos) : pos, c->argv[4], c->argvlen[4]);
-                entry_set_ptr(e, lp, ENC_LISTPACK);
-                found = 1;
-                break;
-            }
-        }
-    } else {
-        struct ql_iter it;
-        if (ql_iter_start(&it, entry_ptr(e), 0, 1)) {
-            do {
-                if (elem_eq(it.lp, it.pos, &nd)) {
-                    ql_iter_insert(&it, after, c->argv[4], c->argvlen[4]);
-                    found = 1;
-                    break;
-                }
-            } while (ql_iter_next(&it));
-        }
-        ql_iter_end(&it);
-    }
+    list_grow_check(e, c->argvlen[4], 1);
+    list_needle_init(&nd, c->argv[3], c->argvlen[3]);
+    found = list_insert(e, &nd, after, c->argv[4], c->argvlen[4]);
     if (!found) {
         reply_int(&c->out, -1);
         return;
@@ -712,8 +449,8 @@ void lrem_command(struct client *c)
 {
     long long toremove, removed = 0;
     int err, ok;
-    struct needle nd;
-    struct lit it;
+    struct list_needle nd;
+    struct list_iter it;
     struct entry *e;
     if (arg_ll(c, 2, &toremove) < 0)
         return;
@@ -724,24 +461,24 @@ void lrem_command(struct client *c)
         reply_int(&c->out, 0);
         return;
     }
-    needle_init(&nd, c->argv[3], c->argvlen[3]);
+    list_needle_init(&nd, c->argv[3], c->argvlen[3]);
     if (toremove < 0) {
         /* -LLONG_MIN overflows: any count that large means "all". */
         toremove = toremove == LLONG_MIN ? 0 : -toremove;
-        ok = lit_start(&it, e, -1, 0);
+        ok = list_iter_start(&it, e, -1, 0);
     } else {
-        ok = lit_start(&it, e, 0, 1);
+        ok = list_iter_start(&it, e, 0, 1);
     }
     while (ok) {
-        if (elem_eq(it.lp, it.pos, &nd)) {
-            ok = lit_del(&it, e);
+        if (list_elem_eq(it.lp, it.pos, &nd)) {
+            ok = list_iter_del(&it, e);
             if (++removed == toremove)
                 break;
         } else {
-            ok = lit_next(&it);
+            ok = list_iter_next(&it);
         }
     }
-    lit_end(&it);
+    list_iter_end(&it);
     if (removed)
         removed_event(c, 1, e, "lrem");
     reply_int(&c->out, removed);
@@ -769,9 +506,9 @@ void ltrim_command(struct client *c)
         ltrim = start;
         rtrim = len - end - 1;
     }
-    del_range(e, 0, (size_t)ltrim);
+    list_del_range(e, 0, (size_t)ltrim);
     if (rtrim)
-        del_range(e, (size_t)(len - ltrim - rtrim), (size_t)rtrim);
+        list_del_range(e, (size_t)(len - ltrim - rtrim), (size_t)rtrim);
     removed_event(c, 1, e, "ltrim");
     reply_ok(&c->out);
 }
@@ -801,12 +538,7 @@ static void lmove_generic(struct client *c, int from, int to)
         return;
 
     /* Take the element out of src (a copy: src's bytes change below). */
-    if (src->enc == ENC_LISTPACK) {
-        lp = entry_ptr(src);
-        pos = from == LHEAD ? lp_first(lp) : lp_last(lp);
-    } else {
-        lp = ql_end(entry_ptr(src), from, &pos);
-    }
+    lp = list_end(src, from, &pos);
     lp_get(lp, pos, &v);
     if (v.s) {
         vlen = v.len;
@@ -825,15 +557,12 @@ static void lmove_generic(struct client *c, int from, int to)
          * deciding the destination's conversion. */
         bytes = src->enc == ENC_QUICKLIST ? 0 : vlen;
     }
-    if (src->enc == ENC_LISTPACK)
-        entry_set_ptr(src, lp_delete(entry_ptr(src), pos, 1, NULL), ENC_LISTPACK);
-    else
-        ql_pop(entry_ptr(src), from);
+    list_pop_end(src, from, pos);
 
     if (!dst)
         dst = create_list(c, 2);
-    grow_check(dst, bytes, 1);
-    push_one(dst, to, val, vlen);
+    list_grow_check(dst, bytes, 1);
+    list_push(dst, to, val, vlen);
     KEY_MODIFIED(c, 2, NOTIFY_LIST, push_event(to));
     reply_bulk(&c->out, val, vlen);
     hk_free(heap);
@@ -1020,46 +749,6 @@ void blmpop_command(struct client *c)
 }
 
 /* --------------------------------------------------- cross-type access --- */
-
-void list_visit(struct entry *e, obj_visit_fn fn, void *arg)
-{
-    struct lit it;
-    char buf[32];
-    int ok = lit_start(&it, e, 0, 1);
-    while (ok) {
-        struct lp_val v;
-        int stop;
-        lp_get(it.lp, it.pos, &v);
-        if (v.s)
-            stop = fn(arg, (const char *)v.s, v.len);
-        else
-            stop = fn(arg, buf, (size_t)ll_to_str(buf, v.ll));
-        if (stop)
-            break;
-        ok = lit_next(&it);
-    }
-    lit_end(&it);
-}
-
-void *list_build(const char *const *s, const size_t *len, size_t n, uint8_t *enc)
-{
-    struct quicklist *ql = ql_new(list_max_listpack_size, list_compress_depth);
-    unsigned char *lp;
-    for (size_t i = 0; i < n; i++)
-        ql_push(ql, QL_TAIL, s[i], len[i]);
-    if (n == 0) {
-        ql_free(ql);
-        *enc = ENC_LISTPACK;
-        return lp_new();
-    }
-    lp = ql_to_lp(ql, 0);
-    if (lp) {
-        *enc = ENC_LISTPACK;
-        return lp;
-    }
-    *enc = ENC_QUICKLIST;
-    return ql;
-}
 
 /* ------------------------------------------------------------- DEBUG --- */
 

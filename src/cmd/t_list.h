@@ -1,14 +1,10 @@
-/* t_list.h - list command handlers and the helpers other modules use.
- * (Owned by t_list.c; its command table rows are in t_list.tab.) */
+/* t_list.h - list command handlers and what they export to the command
+ * table and DEBUG.  (Owned by t_list.c; its command table rows are in
+ * t_list.tab.)  The list value layer is types/list.h. */
 #ifndef HK_T_LIST_H
 #define HK_T_LIST_H
 
 #include "cmd.h"
-
-/* list-compress-depth (Redis's name and default 0): quicklists created
- * from now on keep this many nodes at each end uncompressed and LZ-compress
- * the nodes between.  Registered by config.c; read when a list converts. */
-extern int list_compress_depth;
 
 cmd_fn lpush_command, rpush_command, lpushx_command, rpushx_command, lpop_command, rpop_command, llen_command,
     lrange_command, lindex_command, lset_command, linsert_command, lrem_command, ltrim_command, lpos_command,

@@ -39,6 +39,10 @@
 #include "commands.h"
 #include "multi.h"
 #include "notify.h"
+#include "../types/hash.h"
+#include "../types/list.h"
+#include "../types/set.h"
+#include "../types/zset.h"
 
 /* ------------------------------------------------------------- arena --- */
 /* Stable storage for copied strings (elements, BY values, GET values). */

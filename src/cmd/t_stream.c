@@ -1,20 +1,11 @@
-/* t_stream.c - the stream type: XADD ... XINFO and consumer groups.
+/* t_stream.c - the stream commands: XADD ... XINFO and consumer groups.
  *
- * Value: a struct stream (ds/stream.h: entries in blocks of packed bytes,
- * binary search by ID) whose `cgroups` points at a struct cgroups (below)
- * once a group exists.  Encoding ENC_STREAM ("stream"); the entry's value
- * is a pointer to the struct stream, never inline.
- *
- * Consumer groups: each group has a name, a last delivered ID, an
- * entries_read counter (-1 = unknown), a pending entries list (PEL) and its
- * consumers; each consumer has its own PEL.  A PEL is an array of pointers
- * to struct nack sorted by ID (binary search; XREADGROUP appends at the
- * tail, XACK/XCLAIM move entries); the group's PEL owns the nacks, a
- * consumer's PEL points at the same ones.  Groups and consumers are arrays
- * sorted by name in byte order, so XINFO lists them in Redis's (rax) order.
+ * The value (a struct stream with its consumer groups, PELs and counters)
+ * is types/stream.h's; this file parses arguments, calls it, replies,
+ * propagates and sends keyspace events.
  *
  * Blocking: XREAD/XREADGROUP with BLOCK park the client through
- * db/blocking.c with its argv rewritten ('$' and '+' resolved to IDs at
+ * cmd/blocking.c with its argv rewritten ('$' and '+' resolved to IDs at
  * block time, COUNT 1000 when none was given, as Redis caps a blocked
  * read); XADD (and XGROUP DESTROY, key deletion in db.c) signal the key and
  * the writer's thread re-executes the waiter's command.
@@ -30,7 +21,7 @@
 #include "../base/util.h"
 #include "blocking.h"
 #include "../db/object.h"
-#include "../ds/stream.h"
+#include "../types/stream.h"
 #include "commands.h"
 #include "multi.h"
 #include "notify.h"
@@ -40,9 +31,7 @@
 #define XREAD_BLOCKED_DEFAULT_COUNT 1000
 #define STREAM_MAX_ELE_BYTES (1ull << 30)
 
-/* ------------------------------------------------------ consumer groups --- */
-/* (struct nack, pel, consumer, cgroup, cgroups: t_stream.h) */
-
+/* ------------------------------------------------------------ helpers --- */
 /* now - then in ms without signed overflow (UB): delivery and seen times
  * come from RESTORE payloads and XCLAIM IDLE, so they can be anything.  The
  * difference wraps in two's complement, which is what Redis's plain
@@ -54,330 +43,6 @@ static long long ms_since(long long now, long long then)
     return d > (unsigned long long)LLONG_MAX ? -(long long)(~d) - 1 : (long long)d;
 }
 
-/* Index of the first element >= id; *found when equal. */
-size_t pel_search(const struct pel *p, const struct stream_id *id, int *found)
-{
-    size_t lo = 0, hi = p->n;
-    *found = 0;
-    /* Fast path: past the tail (new deliveries). */
-    if (p->n && sid_cmp(&p->v[p->n - 1]->id, id) < 0)
-        return p->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = sid_cmp(&p->v[mid]->id, id);
-        if (c == 0) {
-            *found = 1;
-            return mid;
-        }
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-static struct nack *pel_find(const struct pel *p, const struct stream_id *id)
-{
-    int found;
-    size_t i = pel_search(p, id, &found);
-    return found ? p->v[i] : NULL;
-}
-
-void pel_insert_at(struct pel *p, size_t i, struct nack *n)
-{
-    if (p->n == p->cap) {
-        p->cap = p->cap ? p->cap * 2 : 8;
-        p->v = hk_realloc(p->v, sizeof(*p->v) * p->cap);
-    }
-    memmove(&p->v[i + 1], &p->v[i], sizeof(*p->v) * (p->n - i));
-    p->v[i] = n;
-    p->n++;
-}
-
-static void pel_add(struct pel *p, struct nack *n)
-{
-    int found;
-    size_t i = pel_search(p, &n->id, &found);
-    if (!found)
-        pel_insert_at(p, i, n);
-}
-
-static void pel_remove(struct pel *p, const struct stream_id *id)
-{
-    int found;
-    size_t i = pel_search(p, id, &found);
-    if (!found)
-        return;
-    memmove(&p->v[i], &p->v[i + 1], sizeof(*p->v) * (p->n - i - 1));
-    p->n--;
-    if (p->n == 0) {
-        hk_free(p->v);
-        p->v = NULL;
-        p->cap = 0;
-    } else if (p->cap > 32 && p->n < p->cap / 4) {
-        p->cap /= 2;
-        p->v = hk_realloc(p->v, sizeof(*p->v) * p->cap);
-    }
-}
-
-static int name_cmp(const char *a, size_t al, const char *b, size_t bl)
-{
-    size_t m = al < bl ? al : bl;
-    int c = memcmp(a, b, m);
-    if (c)
-        return c;
-    return al < bl ? -1 : al > bl;
-}
-
-static struct cgroup *cg_find(const struct stream *s, const char *name, size_t nlen, size_t *pos)
-{
-    const struct cgroups *gs = s->cgroups;
-    size_t lo = 0, hi = gs ? gs->n : 0;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = name_cmp(gs->v[mid]->name, gs->v[mid]->nlen, name, nlen);
-        if (c == 0) {
-            if (pos)
-                *pos = mid;
-            return gs->v[mid];
-        }
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (pos)
-        *pos = lo;
-    return NULL;
-}
-
-static struct consumer *consumer_find(const struct cgroup *g, const char *name, size_t nlen, size_t *pos)
-{
-    size_t lo = 0, hi = g->ncons;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = name_cmp(g->cons[mid]->name, g->cons[mid]->nlen, name, nlen);
-        if (c == 0) {
-            if (pos)
-                *pos = mid;
-            return g->cons[mid];
-        }
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (pos)
-        *pos = lo;
-    return NULL;
-}
-
-struct cgroup *cg_create(struct stream *s, const char *name, size_t nlen, const struct stream_id *id,
-                         long long entries_read)
-{
-    size_t pos;
-    if (cg_find(s, name, nlen, &pos))
-        return NULL;
-    if (!s->cgroups)
-        s->cgroups = hk_calloc(sizeof(struct cgroups));
-    struct cgroups *gs = s->cgroups;
-    struct cgroup *g = hk_calloc(sizeof(*g) + nlen);
-    memcpy(g->name, name, nlen);
-    g->nlen = nlen;
-    g->last_id = *id;
-    g->entries_read = entries_read;
-    if (gs->n == gs->cap) {
-        gs->cap = gs->cap ? gs->cap * 2 : 4;
-        gs->v = hk_realloc(gs->v, sizeof(*gs->v) * gs->cap);
-    }
-    memmove(&gs->v[pos + 1], &gs->v[pos], sizeof(*gs->v) * (gs->n - pos));
-    gs->v[pos] = g;
-    gs->n++;
-    return g;
-}
-
-static void consumer_free(struct consumer *cn)
-{
-    hk_free(cn->pel.v);
-    hk_free(cn);
-}
-
-static void cg_free(struct cgroup *g)
-{
-    for (size_t i = 0; i < g->pel.n; i++)
-        hk_free(g->pel.v[i]);
-    hk_free(g->pel.v);
-    for (size_t i = 0; i < g->ncons; i++)
-        consumer_free(g->cons[i]);
-    hk_free(g->cons);
-    hk_free(g);
-}
-
-static void cg_destroy(struct stream *s, size_t pos)
-{
-    struct cgroups *gs = s->cgroups;
-    cg_free(gs->v[pos]);
-    memmove(&gs->v[pos], &gs->v[pos + 1], sizeof(*gs->v) * (gs->n - pos - 1));
-    gs->n--;
-}
-
-struct consumer *consumer_create(struct cgroup *g, const char *name, size_t nlen, long long now)
-{
-    size_t pos;
-    if (consumer_find(g, name, nlen, &pos))
-        return NULL;
-    struct consumer *cn = hk_calloc(sizeof(*cn) + nlen);
-    memcpy(cn->name, name, nlen);
-    cn->nlen = nlen;
-    cn->seen_time = now;
-    if (g->ncons == g->ccap) {
-        g->ccap = g->ccap ? g->ccap * 2 : 4;
-        g->cons = hk_realloc(g->cons, sizeof(*g->cons) * g->ccap);
-    }
-    memmove(&g->cons[pos + 1], &g->cons[pos], sizeof(*g->cons) * (g->ncons - pos));
-    g->cons[pos] = cn;
-    g->ncons++;
-    return cn;
-}
-
-/* Remove consumer cn and its pending entries from the group. */
-static void consumer_delete(struct cgroup *g, struct consumer *cn)
-{
-    size_t pos;
-    for (size_t i = 0; i < cn->pel.n; i++) {
-        struct nack *n = cn->pel.v[i];
-        pel_remove(&g->pel, &n->id);
-        hk_free(n);
-    }
-    consumer_find(g, cn->name, cn->nlen, &pos);
-    memmove(&g->cons[pos], &g->cons[pos + 1], sizeof(*g->cons) * (g->ncons - pos - 1));
-    g->ncons--;
-    consumer_free(cn);
-}
-
-static void cgroups_free(struct cgroups *gs)
-{
-    if (!gs)
-        return;
-    for (size_t i = 0; i < gs->n; i++)
-        cg_free(gs->v[i]);
-    hk_free(gs->v);
-    hk_free(gs);
-}
-
-static struct cgroups *cgroups_dup(const struct cgroups *gs)
-{
-    if (!gs)
-        return NULL;
-    struct cgroups *n = hk_calloc(sizeof(*n));
-    n->cap = n->n = gs->n;
-    n->v = hk_malloc(sizeof(*n->v) * (gs->n ? gs->n : 1));
-    for (size_t i = 0; i < gs->n; i++) {
-        const struct cgroup *g = gs->v[i];
-        struct cgroup *c = hk_calloc(sizeof(*c) + g->nlen);
-        memcpy(c->name, g->name, g->nlen);
-        c->nlen = g->nlen;
-        c->last_id = g->last_id;
-        c->entries_read = g->entries_read;
-        c->ncons = c->ccap = g->ncons;
-        c->cons = hk_malloc(sizeof(*c->cons) * (g->ncons ? g->ncons : 1));
-        for (size_t k = 0; k < g->ncons; k++) {
-            const struct consumer *oc = g->cons[k];
-            struct consumer *cn = hk_calloc(sizeof(*cn) + oc->nlen);
-            memcpy(cn->name, oc->name, oc->nlen);
-            cn->nlen = oc->nlen;
-            cn->seen_time = oc->seen_time;
-            c->cons[k] = cn;
-        }
-        c->pel.n = c->pel.cap = g->pel.n;
-        c->pel.v = g->pel.n ? hk_malloc(sizeof(*c->pel.v) * g->pel.n) : NULL;
-        for (size_t k = 0; k < g->pel.n; k++) {
-            const struct nack *on = g->pel.v[k];
-            struct nack *nn = hk_malloc(sizeof(*nn));
-            *nn = *on;
-            size_t pos = 0;
-            if (on->consumer && consumer_find(c, on->consumer->name, on->consumer->nlen, &pos)) {
-                nn->consumer = c->cons[pos];
-                pel_insert_at(&nn->consumer->pel, nn->consumer->pel.n, nn); /* ascending already */
-            } else {
-                nn->consumer = NULL;
-            }
-            c->pel.v[k] = nn;
-        }
-        n->v[i] = c;
-    }
-    return n;
-}
-
-static size_t cgroups_mem(const struct cgroups *gs)
-{
-    size_t m = 0;
-    if (!gs)
-        return 0;
-    m += hk_usable((void *)gs) + (gs->v ? hk_usable(gs->v) : 0);
-    for (size_t i = 0; i < gs->n; i++) {
-        const struct cgroup *g = gs->v[i];
-        m += hk_usable((void *)g) + (g->cons ? hk_usable(g->cons) : 0) + (g->pel.v ? hk_usable(g->pel.v) : 0);
-        m += g->pel.n * hk_usable(g->pel.n ? g->pel.v[0] : NULL);
-        for (size_t k = 0; k < g->ncons; k++)
-            m += hk_usable(g->cons[k]) + (g->cons[k]->pel.v ? hk_usable(g->cons[k]->pel.v) : 0);
-    }
-    return m;
-}
-
-static size_t cgroups_effort(const struct cgroups *gs)
-{
-    size_t n = 0;
-    if (!gs)
-        return 0;
-    for (size_t i = 0; i < gs->n; i++)
-        n += 1 + gs->v[i]->pel.n + gs->v[i]->ncons;
-    return n;
-}
-
-/* ------------------------------------------------------------ type_ops --- */
-static void stream_ops_free(void *p, uint8_t enc)
-{
-    struct stream *s = p;
-    (void)enc;
-    cgroups_free(s->cgroups);
-    stream_free(s);
-}
-
-static void *stream_ops_dup(const void *p, uint8_t enc)
-{
-    const struct stream *s = p;
-    (void)enc;
-    struct stream *n = stream_dup(s);
-    n->cgroups = cgroups_dup(s->cgroups);
-    return n;
-}
-
-static size_t stream_ops_mem(const void *p, uint8_t enc)
-{
-    const struct stream *s = p;
-    (void)enc;
-    return stream_mem(s) + cgroups_mem(s->cgroups);
-}
-
-static size_t stream_ops_len(const void *p, uint8_t enc)
-{
-    (void)enc;
-    return (size_t)((const struct stream *)p)->length;
-}
-
-static size_t stream_ops_effort(const void *p, uint8_t enc)
-{
-    const struct stream *s = p;
-    (void)enc;
-    return 1 + stream_blocks(s) + cgroups_effort(s->cgroups);
-}
-
-const struct type_ops stream_type_ops = {stream_ops_free, stream_ops_dup, stream_ops_mem, stream_ops_len,
-                                         stream_ops_effort};
-
-/* ------------------------------------------------------------ helpers --- */
 /* A script's client (no connection) rather than MULTI or a serve. */
 static int from_script(const struct client *c)
 {
@@ -538,42 +203,11 @@ static void reply_help_lines(struct client *c, const char *const *lines, size_t 
         reply_status(&c->out, lines[i]);
 }
 
-/* Redis's logical read counter of an ID (streamEstimateDistanceFromFirstEverEntry). */
-long long estimate_distance(const struct stream *s, const struct stream_id *id)
-{
-    if (!s->entries_added)
-        return 0;
-    if (!s->length && sid_cmp(id, &s->last_id) < 1)
-        return (long long)s->entries_added;
-    int cmp_last = sid_cmp(id, &s->last_id);
-    if (cmp_last == 0)
-        return (long long)s->entries_added;
-    if (cmp_last > 0)
-        return ENTRIES_READ_INVALID;
-    int cmp_id_first = sid_cmp(id, &s->first_id);
-    int cmp_xdel_first = sid_cmp(&s->max_deleted, &s->first_id);
-    if ((s->max_deleted.ms == 0 && s->max_deleted.seq == 0) || cmp_xdel_first < 0) {
-        if (cmp_id_first < 0)
-            return (long long)(s->entries_added - s->length);
-        if (cmp_id_first == 0)
-            return (long long)(s->entries_added - s->length + 1);
-    }
-    return ENTRIES_READ_INVALID;
-}
-
 static void reply_lag(struct client *c, const struct stream *s, const struct cgroup *g)
 {
-    if (!s->entries_added) {
-        reply_int(&c->out, 0);
-        return;
-    }
-    if (g->entries_read != ENTRIES_READ_INVALID && !stream_range_has_tombstones(s, &g->last_id, NULL)) {
-        reply_int(&c->out, (long long)s->entries_added - g->entries_read);
-        return;
-    }
-    long long er = estimate_distance(s, &g->last_id);
-    if (er != ENTRIES_READ_INVALID)
-        reply_int(&c->out, (long long)s->entries_added - er);
+    long long lag;
+    if (cg_lag(s, g, &lag))
+        reply_int(&c->out, lag);
     else
         reply_null(&c->out);
 }
@@ -728,41 +362,11 @@ static size_t reply_range(struct client *c, struct stream *s, const struct strea
     struct stream_id last_before = g ? g->last_id : max;
     stream_iter_start(&it, s, start, end, rev);
     while (stream_iter_next(&it, &e)) {
-        if (g && sid_cmp(&e.id, &g->last_id) > 0) {
-            if (g->entries_read != ENTRIES_READ_INVALID && !stream_range_has_tombstones(s, &e.id, NULL))
-                g->entries_read++;
-            else if (s->entries_added)
-                g->entries_read = estimate_distance(s, &e.id);
-            g->last_id = e.id;
-        }
+        if (g)
+            cg_advance(s, g, &e.id);
         reply_entry(&c->out, &e);
-        if (g && !(flags & RWR_NOACK)) {
-            int found;
-            size_t gi = pel_search(&g->pel, &e.id, &found);
-            if (!found) {
-                struct nack *nk = hk_malloc(sizeof(*nk));
-                nk->id = e.id;
-                nk->delivery_time = now;
-                nk->delivery_count = 1;
-                nk->consumer = cn;
-                pel_insert_at(&g->pel, gi, nk);
-                pel_add(&cn->pel, nk);
-                prop_xclaim(c, ki, g, nk);
-            } else {
-                /* Already pending (XGROUP SETID moved the group back):
-                 * it now belongs to this consumer, delivered once. */
-                struct nack *nk = g->pel.v[gi];
-                if (nk->consumer != cn) {
-                    if (nk->consumer)
-                        pel_remove(&nk->consumer->pel, &nk->id);
-                    nk->consumer = cn;
-                    pel_add(&cn->pel, nk);
-                }
-                nk->delivery_time = now;
-                nk->delivery_count = 1;
-                prop_xclaim(c, ki, g, nk);
-            }
-        }
+        if (g && !(flags & RWR_NOACK))
+            prop_xclaim(c, ki, g, cg_deliver(g, cn, &e.id, now));
         n++;
         if (count && n == count)
             break;
@@ -907,13 +511,8 @@ static void prop_xadd_xtrim(struct client *c, const struct trim_args *a, const s
         if (a->strategy == 1) {
             thrlen = (size_t)ll_to_str(thr, (long long)s->length);
         } else {
-            struct stream_id first = {0, 0}, zero = {0, 0}, max = {UINT64_MAX, UINT64_MAX};
-            struct stream_iter it;
-            struct stream_entry e;
-            stream_iter_start(&it, s, &zero, &max, 0);
-            if (stream_iter_next(&it, &e))
-                first = e.id;
-            stream_iter_stop(&it);
+            struct stream_id first;
+            stream_first_entry(s, &first);
             thrlen = (size_t)sid_format(thr, &first);
         }
     }
@@ -990,29 +589,7 @@ void xadd_command(struct client *c)
         return;
     }
     struct stream_id id;
-    int edom = 0;
-    if (a.id_given) {
-        if (a.seq_given) {
-            id = a.id;
-        } else if (s->last_id.ms == a.id.ms) {
-            if (s->last_id.seq == UINT64_MAX)
-                edom = 1;
-            id = s->last_id;
-            id.seq++;
-        } else {
-            id = a.id;
-        }
-    } else {
-        uint64_t now = (uint64_t)db_now_ms();
-        if (now > s->last_id.ms) {
-            id.ms = now;
-            id.seq = 0;
-        } else {
-            id = s->last_id;
-            sid_incr(&id);
-        }
-    }
-    if (edom || sid_cmp(&id, &s->last_id) <= 0) {
+    if (stream_next_id(s, &a.id, a.id_given, a.seq_given, &id) < 0) {
         reply_error(&c->out, "ERR The ID specified in XADD is equal or smaller than the target stream top item");
         return;
     }
@@ -1075,11 +652,8 @@ void xdel_command(struct client *c)
     }
     long long deleted = 0;
     for (int j = 0; j < nids; j++) {
-        if (stream_delete(s, &ids[j])) {
-            if (sid_cmp(&ids[j], &s->max_deleted) > 0)
-                s->max_deleted = ids[j];
+        if (stream_del_entry(s, &ids[j]))
             deleted++;
-        }
     }
     if (deleted) {
         modified(c, 1);
@@ -1874,16 +1448,8 @@ void xack_command(struct client *c)
         if (parse_id(c, 3 + j, &ids[j], 0, 1, NULL) < 0)
             goto out;
     long long acked = 0;
-    for (int j = 0; j < nids; j++) {
-        struct nack *nk = pel_find(&g->pel, &ids[j]);
-        if (!nk)
-            continue;
-        pel_remove(&g->pel, &ids[j]);
-        if (nk->consumer)
-            pel_remove(&nk->consumer->pel, &ids[j]);
-        hk_free(nk);
-        acked++;
-    }
+    for (int j = 0; j < nids; j++)
+        acked += cg_ack(g, &ids[j]);
     prop_dirty_add((unsigned long long)acked); /* fed as it is when it acked something */
     reply_int(&c->out, acked);
 out:
@@ -1996,26 +1562,6 @@ void xpending_command(struct client *c)
 }
 
 /* --------------------------------------------------------------- XCLAIM --- */
-/* Give nk to consumer cn (moving it between consumer PELs). */
-static void nack_move(struct nack *nk, struct consumer *cn)
-{
-    if (nk->consumer == cn)
-        return;
-    if (nk->consumer)
-        pel_remove(&nk->consumer->pel, &nk->id);
-    nk->consumer = cn;
-    pel_add(&cn->pel, nk);
-}
-
-static void nack_drop(struct cgroup *g, struct nack *nk)
-{
-    struct stream_id id = nk->id;
-    pel_remove(&g->pel, &id);
-    if (nk->consumer)
-        pel_remove(&nk->consumer->pel, &id);
-    hk_free(nk);
-}
-
 void xclaim_command(struct client *c)
 {
     int bad;
@@ -2108,14 +1654,8 @@ void xclaim_command(struct client *c)
             }
             continue;
         }
-        if (force && !nk) {
-            nk = hk_malloc(sizeof(*nk));
-            nk->id = id;
-            nk->delivery_time = now;
-            nk->delivery_count = 1;
-            nk->consumer = NULL;
-            pel_insert_at(&g->pel, gi, nk);
-        }
+        if (force && !nk)
+            nk = nack_create(g, gi, &id, now);
         if (!nk)
             continue;
         if (nk->consumer && minidle && ms_since(now, nk->delivery_time) < minidle)

@@ -3,25 +3,14 @@
  * arguments, replies (RESP2 and RESP3) and error strings.
  *
  * A vector-set key's entry (type OBJ_VSET, encoding VSET_ENC) points at a
- * struct vset:
- *  - the HNSW index (ds/hnsw.h), whose node payloads are the elements;
- *  - the elements: one allocation each (dict link, attributes, node id,
- *    name bytes), indexed by name in an intrusive hash (ds/dict.h) and
- *    kept in byte order by the lex index below (VRANGE, VRANDMEMBER's
- *    walk, the persistence walk);
- *  - the REDUCE projection when the set has one.
- * Vectors are L2-normalised before they reach the index (their norm is
- * kept there for VEMB); the index's distance is 1 - cosine (0..2) and the
- * reported similarity 1 - distance / 2.
+ * struct vset, the value of types/vset.h (index, elements, attributes, lex
+ * order, projection); this file parses arguments, calls it and replies.
  *
- * Memory per element beyond the index node: the element (24 bytes + name,
- * rounded by the allocator), one hash bucket (8-16 bytes) and one lex-index
- * slot (8 bytes in leaves kept between 1/4 and full).
- *
- * Locking (t_vset.h, docs/architecture.md "Vector sets"):
+ * Locking (types/vset.h, docs/architecture.md "Vector sets"):
  *  - Writers (VADD VREM VSETATTR) are ordinary keyed commands: the
- *    dispatcher holds the key's slot lock; they take the set's rwlock in
- *    write mode around the mutation (the lock is writer-preferring).
+ *    dispatcher holds the key's slot lock; the type layer takes the set's
+ *    rwlock in write mode around the mutation (the lock is
+ *    writer-preferring).
  *  - VSIM is CMD_SELF_LOCKING: it takes the key's slot lock itself, looks
  *    the key up, takes a reference, drops the slot lock (outside a lock
  *    context: EXEC and scripts hold their slots until they end, and then
@@ -38,7 +27,6 @@
 
 #include <limits.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,8 +35,8 @@
 #include "../base/mem.h"
 #include "../base/util.h"
 #include "../db/object.h"
-#include "../ds/dict.h"
 #include "../ds/vexpr.h"
+#include "../types/vset.h"
 #include "commands.h"
 #include "multi.h"
 #include "notify.h"
@@ -63,517 +51,6 @@
 #define VSET_MAX_EF 1000000
 #define VSET_COUNT 10             /* VSIM COUNT default */
 #define VSET_MAX_PROJ (1ull << 26) /* floats in a REDUCE matrix */
-
-/* ---------------------------------------------------------- elements --- */
-struct vattr {
-    uint32_t len;
-    char s[];
-};
-
-struct velem {
-    struct dict_link link; /* first: a dict_link * is a struct velem * */
-    struct vattr *attr;    /* JSON attributes, NULL when none */
-    uint32_t id;           /* its node in the index */
-    uint32_t nlen;
-    char name[];
-};
-
-static const char *ve_key(const struct dict_link *it, size_t *len)
-{
-    const struct velem *e = (const struct velem *)it;
-    *len = e->nlen;
-    return e->name;
-}
-
-static const struct dict_type velem_dict_type = {ve_key};
-
-static int lexcmp(const char *a, size_t al, const char *b, size_t bl)
-{
-    size_t n = al < bl ? al : bl;
-    int c = n ? memcmp(a, b, n) : 0;
-    if (c)
-        return c;
-    return al < bl ? -1 : al > bl;
-}
-
-/* ------------------------------------------------------- lex index ---
- * The elements in byte order of their names: a sorted array of leaves,
- * each a sorted array of up to LEX_LEAF_MAX element pointers.  Seek = a
- * binary search over the leaves' last names, then one inside the leaf;
- * insert/remove move at most one leaf's pointers (a full leaf splits in
- * two, a leaf that gets small merges with its right neighbour). */
-#define LEX_LEAF_MAX 128
-
-struct lexleaf {
-    uint32_t n, cap;
-    struct velem *e[];
-};
-
-struct lexidx {
-    struct lexleaf **leaf;
-    uint32_t nleaf, cap;
-    size_t bytes; /* usable bytes of the leaves and the leaf array */
-};
-
-static struct lexleaf *leaf_new(uint32_t cap)
-{
-    struct lexleaf *l = hk_malloc(sizeof(*l) + sizeof(struct velem *) * cap);
-    l->n = 0;
-    l->cap = cap;
-    return l;
-}
-
-static void lex_set_leaf_array(struct lexidx *x, uint32_t cap)
-{
-    if (x->leaf)
-        x->bytes -= hk_usable(x->leaf);
-    x->leaf = hk_realloc(x->leaf, sizeof(struct lexleaf *) * cap);
-    x->cap = cap;
-    x->bytes += hk_usable(x->leaf);
-}
-
-/* Put leaf l at index i of the leaf array. */
-static void lex_insert_leaf(struct lexidx *x, uint32_t i, struct lexleaf *l)
-{
-    if (x->nleaf == x->cap)
-        lex_set_leaf_array(x, x->cap ? x->cap * 2 : 4);
-    memmove(x->leaf + i + 1, x->leaf + i, sizeof(*x->leaf) * (x->nleaf - i));
-    x->leaf[i] = l;
-    x->nleaf++;
-    x->bytes += hk_usable(l);
-}
-
-static void lex_drop_leaf(struct lexidx *x, uint32_t i)
-{
-    x->bytes -= hk_usable(x->leaf[i]);
-    hk_free(x->leaf[i]);
-    memmove(x->leaf + i, x->leaf + i + 1, sizeof(*x->leaf) * (x->nleaf - i - 1));
-    x->nleaf--;
-    if (x->nleaf == 0) {
-        x->bytes -= hk_usable(x->leaf);
-        hk_free(x->leaf);
-        x->leaf = NULL;
-        x->cap = 0;
-    } else if (x->cap > 8 && x->nleaf < x->cap / 4) {
-        lex_set_leaf_array(x, x->cap / 2);
-    }
-}
-
-static struct lexleaf *leaf_resize(struct lexidx *x, uint32_t i, uint32_t cap)
-{
-    struct lexleaf *l = x->leaf[i];
-    x->bytes -= hk_usable(l);
-    l = hk_realloc(l, sizeof(*l) + sizeof(struct velem *) * cap);
-    l->cap = cap;
-    x->bytes += hk_usable(l);
-    x->leaf[i] = l;
-    return l;
-}
-
-/* Is element e before the bound (k, kl)?  excl: also when equal (the
- * bound itself is excluded, so equal elements come "before" it). */
-static int before(const struct velem *e, const char *k, size_t kl, int excl)
-{
-    int c = lexcmp(e->name, e->nlen, k, kl);
-    return c < 0 || (excl && c == 0);
-}
-
-/* Where the first element not before (k, kl) is: *li leaf, return the
- * position in it (== its n when every element is before the bound). */
-static uint32_t lex_seek(const struct lexidx *x, const char *k, size_t kl, int excl, uint32_t *li)
-{
-    uint32_t lo = 0, hi = x->nleaf - 1;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        const struct lexleaf *l = x->leaf[mid];
-        if (before(l->e[l->n - 1], k, kl, excl))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    const struct lexleaf *l = x->leaf[lo];
-    uint32_t a = 0, b = l->n;
-    while (a < b) {
-        uint32_t mid = a + (b - a) / 2;
-        if (before(l->e[mid], k, kl, excl))
-            a = mid + 1;
-        else
-            b = mid;
-    }
-    *li = lo;
-    return a;
-}
-
-static void lex_insert(struct lexidx *x, struct velem *e)
-{
-    uint32_t li, p;
-    if (x->nleaf == 0) {
-        lex_insert_leaf(x, 0, leaf_new(4));
-        li = 0;
-        p = 0;
-    } else {
-        p = lex_seek(x, e->name, e->nlen, 0, &li);
-    }
-    struct lexleaf *l = x->leaf[li];
-    if (l->n == LEX_LEAF_MAX) {
-        /* Split: the upper half moves to a new leaf after this one. */
-        uint32_t half = l->n / 2;
-        struct lexleaf *r = leaf_new(LEX_LEAF_MAX);
-        r->n = l->n - half;
-        memcpy(r->e, l->e + half, sizeof(*r->e) * r->n);
-        l->n = half;
-        lex_insert_leaf(x, li + 1, r);
-        if (p > half) {
-            li++;
-            p -= half;
-            l = r;
-        }
-    }
-    if (l->n == l->cap)
-        l = leaf_resize(x, li, l->cap * 2 > LEX_LEAF_MAX ? LEX_LEAF_MAX : l->cap * 2);
-    memmove(l->e + p + 1, l->e + p, sizeof(*l->e) * (l->n - p));
-    l->e[p] = e;
-    l->n++;
-}
-
-/* Append e, known to sort after every element (COPY, in order). */
-static void lex_append(struct lexidx *x, struct velem *e)
-{
-    struct lexleaf *l = x->nleaf ? x->leaf[x->nleaf - 1] : NULL;
-    if (!l || l->n == LEX_LEAF_MAX) {
-        lex_insert_leaf(x, x->nleaf, leaf_new(LEX_LEAF_MAX));
-        l = x->leaf[x->nleaf - 1];
-    }
-    l->e[l->n++] = e;
-}
-
-static void lex_remove(struct lexidx *x, const struct velem *e)
-{
-    uint32_t li, p = lex_seek(x, e->name, e->nlen, 0, &li);
-    struct lexleaf *l = x->leaf[li];
-    if (p >= l->n || l->e[p] != e)
-        return; /* not indexed (cannot happen) */
-    memmove(l->e + p, l->e + p + 1, sizeof(*l->e) * (l->n - p - 1));
-    l->n--;
-    if (l->n == 0) {
-        lex_drop_leaf(x, li);
-        return;
-    }
-    if (li + 1 < x->nleaf && l->n + x->leaf[li + 1]->n <= LEX_LEAF_MAX / 2) {
-        struct lexleaf *r = x->leaf[li + 1];
-        if (l->cap < l->n + r->n)
-            l = leaf_resize(x, li, LEX_LEAF_MAX / 2);
-        memcpy(l->e + l->n, r->e, sizeof(*r->e) * r->n);
-        l->n += r->n;
-        lex_drop_leaf(x, li + 1);
-    } else if (l->cap >= 16 && l->n <= l->cap / 4) {
-        leaf_resize(x, li, l->cap / 2);
-    }
-}
-
-static void lex_free(struct lexidx *x)
-{
-    for (uint32_t i = 0; i < x->nleaf; i++)
-        hk_free(x->leaf[i]);
-    hk_free(x->leaf);
-    memset(x, 0, sizeof(*x));
-}
-
-/* ------------------------------------------------------------- sets --- */
-struct vset {
-    atomic_uint refs;
-    pthread_rwlock_t lock;
-    struct hnsw *h;
-    struct dict *names;      /* name -> struct velem */
-    struct lexidx lex;
-    float *proj;             /* REDUCE: dim rows of reduce_from floats */
-    uint32_t reduce_from;    /* input dimension of the projection, 0 = none */
-    uint64_t uid;            /* VINFO vset-uid */
-    uint64_t nattr;          /* elements with attributes */
-    size_t elem_bytes;       /* usable bytes of the elements and attributes */
-};
-
-static atomic_ullong vset_next_uid;
-
-static struct vset *vset_alloc(struct hnsw *h, uint32_t reduce_from, const float *proj)
-{
-    struct vset *vs = hk_calloc(sizeof(*vs));
-    pthread_rwlockattr_t a;
-    pthread_rwlockattr_init(&a);
-    /* Writer-preferring: a VADD waits for the running searches only, not
-     * for the ones that start after it. */
-    pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-    pthread_rwlock_init(&vs->lock, &a);
-    pthread_rwlockattr_destroy(&a);
-    atomic_init(&vs->refs, 1);
-    vs->h = h;
-    vs->names = dict_new(&velem_dict_type, 0);
-    if (reduce_from && proj) {
-        size_t n = (size_t)reduce_from * hnsw_dim(h);
-        vs->proj = hk_memdup(proj, sizeof(float) * n);
-        vs->reduce_from = reduce_from;
-    }
-    vs->uid = atomic_fetch_add(&vset_next_uid, 1);
-    return vs;
-}
-
-static void velem_free(struct dict_link *it)
-{
-    struct velem *e = (struct velem *)it;
-    hk_free(e->attr);
-    hk_free(e);
-}
-
-static void vset_destroy(struct vset *vs)
-{
-    dict_free(vs->names, velem_free);
-    lex_free(&vs->lex);
-    hnsw_free(vs->h);
-    hk_free(vs->proj);
-    pthread_rwlock_destroy(&vs->lock);
-    hk_free(vs);
-}
-
-void vset_incref(struct vset *vs)
-{
-    atomic_fetch_add_explicit(&vs->refs, 1, memory_order_relaxed);
-}
-
-void vset_decref(struct vset *vs)
-{
-    if (atomic_fetch_sub_explicit(&vs->refs, 1, memory_order_acq_rel) == 1)
-        vset_destroy(vs);
-}
-
-static struct vattr *vattr_new(const char *s, size_t len)
-{
-    if (len == 0)
-        return NULL;
-    struct vattr *a = hk_malloc(sizeof(*a) + len);
-    a->len = (uint32_t)len;
-    memcpy(a->s, s, len);
-    return a;
-}
-
-static size_t attr_bytes(struct vattr *a)
-{
-    return a ? hk_usable(a) : 0;
-}
-
-/* Replace e's attributes by a (NULL: none), keeping the counts. */
-static void elem_set_attr(struct vset *vs, struct velem *e, struct vattr *a)
-{
-    if (e->attr) {
-        vs->nattr--;
-        vs->elem_bytes -= attr_bytes(e->attr);
-        hk_free(e->attr);
-    }
-    e->attr = a;
-    if (a) {
-        vs->nattr++;
-        vs->elem_bytes += attr_bytes(a);
-    }
-}
-
-/* A new element record attached to node id: hash, lex index, payload. */
-static struct velem *elem_add(struct vset *vs, const char *name, size_t nlen, struct vattr *a, uint32_t id)
-{
-    struct velem *e = hk_malloc(sizeof(*e) + nlen);
-    e->attr = NULL;
-    e->id = id;
-    e->nlen = (uint32_t)nlen;
-    memcpy(e->name, name, nlen);
-    vs->elem_bytes += hk_usable(e);
-    elem_set_attr(vs, e, a);
-    dict_add(vs->names, &e->link);
-    lex_insert(&vs->lex, e);
-    return e;
-}
-
-static void elem_del(struct vset *vs, struct velem *e)
-{
-    lex_remove(&vs->lex, e);
-    dict_remove(vs->names, e->name, e->nlen);
-    elem_set_attr(vs, e, NULL);
-    vs->elem_bytes -= hk_usable(e);
-    hk_free(e);
-}
-
-static struct velem *elem_find(const struct vset *vs, const char *name, size_t nlen)
-{
-    return (struct velem *)dict_find(vs->names, name, nlen);
-}
-
-/* ------------------------------------------------ persistence API --- */
-struct vset *vset_create(struct hnsw *h, uint32_t reduce_from, const float *proj)
-{
-    return vset_alloc(h, reduce_from, proj);
-}
-
-int vset_load_elem(struct vset *vs, const char *name, size_t nlen, const char *attr, size_t alen, uint32_t id)
-{
-    if (nlen > UINT32_MAX || alen > UINT32_MAX || id >= hnsw_max_id(vs->h) || !hnsw_exists(vs->h, id) ||
-        hnsw_payload(vs->h, id) != NULL || elem_find(vs, name, nlen))
-        return -1;
-    struct velem *e = elem_add(vs, name, nlen, attr ? vattr_new(attr, alen) : NULL, id);
-    hnsw_set_payload(vs->h, id, e);
-    return 0;
-}
-
-int vset_load_done(struct vset *vs, char *err, size_t errlen)
-{
-    if ((uint64_t)dict_size(vs->names) != hnsw_count(vs->h)) {
-        if (err && errlen)
-            snprintf(err, errlen, "vector set has %llu elements for %llu index nodes",
-                     (unsigned long long)dict_size(vs->names), (unsigned long long)hnsw_count(vs->h));
-        return -1;
-    }
-    return 0;
-}
-
-struct hnsw *vset_index(const struct vset *vs)
-{
-    return vs->h;
-}
-
-uint32_t vset_reduce_from(const struct vset *vs, const float **proj)
-{
-    if (proj)
-        *proj = vs->proj;
-    return vs->reduce_from;
-}
-
-void vset_foreach(const struct vset *vs, vset_elem_fn fn, void *ctx)
-{
-    for (uint32_t i = 0; i < vs->lex.nleaf; i++) {
-        const struct lexleaf *l = vs->lex.leaf[i];
-        for (uint32_t j = 0; j < l->n; j++) {
-            const struct velem *e = l->e[j];
-            fn(ctx, e->name, e->nlen, e->attr ? e->attr->s : NULL, e->attr ? e->attr->len : 0, e->id);
-        }
-    }
-}
-
-uint64_t vset_card(const struct vset *vs)
-{
-    return dict_size(vs->names);
-}
-
-/* COPY: a deep copy (the caller holds the source's slot lock, so no writer
- * runs; searches only read). */
-static struct vset *vset_dup(const struct vset *src)
-{
-    struct vset *vs = vset_alloc(hnsw_dup(src->h), src->reduce_from, src->proj);
-    dict_expand(vs->names, dict_size(src->names));
-    for (uint32_t i = 0; i < src->lex.nleaf; i++) {
-        const struct lexleaf *l = src->lex.leaf[i];
-        for (uint32_t j = 0; j < l->n; j++) {
-            const struct velem *o = l->e[j];
-            struct velem *e = hk_malloc(sizeof(*e) + o->nlen);
-            e->attr = NULL;
-            e->id = o->id;
-            e->nlen = o->nlen;
-            memcpy(e->name, o->name, o->nlen);
-            vs->elem_bytes += hk_usable(e);
-            if (o->attr)
-                elem_set_attr(vs, e, vattr_new(o->attr->s, o->attr->len));
-            dict_add(vs->names, &e->link);
-            lex_append(&vs->lex, e);
-            hnsw_set_payload(vs->h, e->id, e);
-        }
-    }
-    return vs;
-}
-
-/* ------------------------------------------------------ type ops --- */
-static void vt_free(void *p, uint8_t enc)
-{
-    (void)enc;
-    vset_decref(p);
-}
-
-static void *vt_dup(const void *p, uint8_t enc)
-{
-    (void)enc;
-    return vset_dup(p);
-}
-
-static size_t vt_mem(const void *p, uint8_t enc)
-{
-    (void)enc;
-    const struct vset *vs = p;
-    size_t n = hk_usable((void *)vs) + hnsw_mem(vs->h) + dict_mem(vs->names) + vs->elem_bytes + vs->lex.bytes;
-    if (vs->proj)
-        n += hk_usable(vs->proj);
-    return n;
-}
-
-static size_t vt_len(const void *p, uint8_t enc)
-{
-    (void)enc;
-    return (size_t)vset_card(p);
-}
-
-static size_t vt_effort(const void *p, uint8_t enc)
-{
-    (void)enc;
-    const struct vset *vs = p;
-    /* element + index node per element, attributes, leaves */
-    return 2 * dict_size(vs->names) + vs->nattr + vs->lex.nleaf + 4;
-}
-
-const struct type_ops vset_type_ops = {vt_free, vt_dup, vt_mem, vt_len, vt_effort};
-
-/* ------------------------------------------------------- vectors --- */
-/* The REDUCE projection from `from` to `to` dimensions, Redis's
- * deterministic choice (so the same VADDs build the same set anywhere):
- * entry (i, j) is +-1/sqrt(from), negative when i & j has an odd number of
- * one bits (a Hadamard-like sign pattern). */
-static float *proj_make(uint32_t from, uint32_t to)
-{
-    float *m = hk_malloc(sizeof(float) * (size_t)from * to);
-    float scale = (float)(1.0 / sqrt((double)from));
-    for (uint32_t i = 0; i < to; i++)
-        for (uint32_t j = 0; j < from; j++)
-            m[(size_t)i * from + j] = (__builtin_popcount(i & j) & 1) ? -scale : scale;
-    return m;
-}
-
-static float *proj_apply(const float *m, uint32_t from, uint32_t to, const float *in)
-{
-    float *out = hk_malloc(sizeof(float) * to);
-    for (uint32_t i = 0; i < to; i++) {
-        const float *row = m + (size_t)i * from;
-        float s = 0.0f;
-        for (uint32_t j = 0; j < from; j++)
-            s += row[j] * in[j];
-        out[i] = s;
-    }
-    return out;
-}
-
-/* Normalise v in place; returns its former L2 norm (a zero vector stays
- * zero, norm 0). */
-static float vec_normalize(float *v, uint32_t dim)
-{
-    double s = 0;
-    for (uint32_t i = 0; i < dim; i++)
-        s += (double)v[i] * v[i];
-    double l2 = sqrt(s);
-    if (l2 > 0) {
-        float inv = (float)(1.0 / l2);
-        if (isinf(inv)) {
-            /* A norm below 1/FLT_MAX (denormal components): 1/l2 is not a
-             * float, and inf * v[i] would store inf and NaN. */
-            for (uint32_t i = 0; i < dim; i++)
-                v[i] = (float)((double)v[i] / l2);
-        } else {
-            for (uint32_t i = 0; i < dim; i++)
-                v[i] *= inv;
-        }
-    }
-    return (float)l2;
-}
 
 /* A vector argument: [REDUCE dim] FP32 blob | VALUES n v1..vn at argv[i]
  * (REDUCE only when allow_reduce).  Returns the floats (caller frees) and
@@ -639,16 +116,6 @@ static float *parse_vector(struct client *c, int i, int allow_reduce, uint32_t *
     }
     *used = n;
     return v;
-}
-
-static const char *quant_name(int q)
-{
-    switch (q) {
-    case HNSW_F32: return "f32";
-    case HNSW_Q8: return "int8";
-    case HNSW_BIN: return "bin";
-    default: return "unknown";
-    }
 }
 
 /* ---------------------------------------------------------- lookups --- */
@@ -728,16 +195,12 @@ void vadd_command(struct client *c)
     }
     if (!vs) {
         uint32_t sdim = reduce ? reduce : dim;
-        float *proj = NULL;
+        vs = vset_new(dim, quant, (uint32_t)m, reduce);
         if (reduce) {
-            proj = proj_make(dim, reduce);
-            float *pv = proj_apply(proj, dim, reduce, v);
+            float *pv = vset_project(vs, v);
             hk_free(v);
             v = pv;
         }
-        vs = vset_alloc(hnsw_new(sdim, quant, (uint32_t)m), 0, NULL);
-        vs->proj = proj;
-        vs->reduce_from = reduce ? dim : 0;
         db_add(c->db, kslot(c, 1), entry_new_obj(OBJ_VSET, VSET_ENC, c->argv[1], c->argvlen[1], vs, -1));
         dim = sdim;
     } else {
@@ -775,33 +238,16 @@ void vadd_command(struct client *c)
                              (int)dim, (int)vs->reduce_from);
                 return;
             }
-            float *pv = proj_apply(vs->proj, vs->reduce_from, sdim, v);
+            float *pv = vset_project(vs, v);
             hk_free(v);
             v = pv;
             dim = sdim;
         }
     }
 
-    float l2 = vec_normalize(v, dim);
-    const char *name = c->argv[ei];
-    size_t nlen = c->argvlen[ei];
-    int added;
-    pthread_rwlock_wrlock(&vs->lock);
-    struct velem *e = elem_find(vs, name, nlen);
-    if (e) {
-        /* Update: the element gets a new node with the new vector. */
-        hnsw_delete(vs->h, e->id);
-        e->id = hnsw_insert(vs->h, v, l2, e, (uint32_t)ef);
-        if (ai >= 0)
-            elem_set_attr(vs, e, vattr_new(c->argv[ai], c->argvlen[ai]));
-        added = 0;
-    } else {
-        struct vattr *a = ai >= 0 ? vattr_new(c->argv[ai], c->argvlen[ai]) : NULL;
-        e = elem_add(vs, name, nlen, a, 0);
-        e->id = hnsw_insert(vs->h, v, l2, e, (uint32_t)ef);
-        added = 1;
-    }
-    pthread_rwlock_unlock(&vs->lock);
+    float l2 = vset_normalize(v, dim);
+    int added = vset_add(vs, c->argv[ei], c->argvlen[ei], v, l2, ai >= 0, ai >= 0 ? c->argv[ai] : NULL,
+                         ai >= 0 ? c->argvlen[ai] : 0, (uint32_t)ef);
     hk_free(v);
     /* Redis replicates only additions; an update changes the set too, so
      * it is signalled (WATCH, tracking) and fed to the AOF as well. */
@@ -816,17 +262,12 @@ void vrem_command(struct client *c)
     struct vset *vs = vlookup(c, 1, &bad);
     if (bad)
         return;
-    struct velem *e = vs ? elem_find(vs, c->argv[2], c->argvlen[2]) : NULL;
+    struct velem *e = vs ? vset_find(vs, c->argv[2], c->argvlen[2]) : NULL;
     if (!e) {
         reply_bool(&c->out, 0);
         return;
     }
-    pthread_rwlock_wrlock(&vs->lock);
-    hnsw_delete(vs->h, e->id);
-    elem_del(vs, e);
-    int empty = dict_size(vs->names) == 0;
-    pthread_rwlock_unlock(&vs->lock);
-    if (empty)
+    if (vset_remove(vs, e))
         db_del(c->db, kslot(c, 1), c->argv[1], c->argvlen[1]); /* drops the key's reference */
     KEY_SIGNAL(c, 1);
     reply_bool(&c->out, 1);
@@ -839,15 +280,12 @@ void vsetattr_command(struct client *c)
     struct vset *vs = vlookup(c, 1, &bad);
     if (bad)
         return;
-    struct velem *e = vs ? elem_find(vs, c->argv[2], c->argvlen[2]) : NULL;
+    struct velem *e = vs ? vset_find(vs, c->argv[2], c->argvlen[2]) : NULL;
     if (!e) {
         reply_bool(&c->out, 0);
         return;
     }
-    struct vattr *a = vattr_new(c->argv[3], c->argvlen[3]);
-    pthread_rwlock_wrlock(&vs->lock);
-    elem_set_attr(vs, e, a);
-    pthread_rwlock_unlock(&vs->lock);
+    vset_set_attr(vs, e, c->argv[3], c->argvlen[3]);
     KEY_SIGNAL(c, 1);
     reply_bool(&c->out, 1);
 }
@@ -882,7 +320,7 @@ static void vsim_run(struct client *c, struct vset *vs)
     int vargs;
 
     if (arg_is(c, 2, "ELE")) {
-        struct velem *e = elem_find(vs, c->argv[3], c->argvlen[3]);
+        struct velem *e = vset_find(vs, c->argv[3], c->argvlen[3]);
         if (!e) {
             reply_error(&c->out, "ERR element not found in set");
             return;
@@ -905,7 +343,7 @@ static void vsim_run(struct client *c, struct vset *vs)
                              (int)dim, (int)vs->reduce_from);
                 return;
             }
-            float *pq = proj_apply(vs->proj, vs->reduce_from, sdim, q);
+            float *pq = vset_project(vs, q);
             hk_free(q);
             q = pq;
             dim = sdim;
@@ -990,7 +428,7 @@ static void vsim_run(struct client *c, struct vset *vs)
     if ((uint64_t)ef > card)
         ef = (long long)card;
     uint32_t k = (uint64_t)count < card ? (uint32_t)count : (uint32_t)card;
-    vec_normalize(q, sdim);
+    vset_normalize(q, sdim);
     struct hnsw_result *res = hk_malloc(sizeof(*res) * (k ? k : 1));
     struct vsim_filter f = {fx};
     uint32_t found = 0;
@@ -1062,9 +500,9 @@ void vsim_command(struct client *c)
     }
     if (!vs)
         return;
-    pthread_rwlock_rdlock(&vs->lock);
+    vset_rdlock(vs);
     vsim_run(c, vs);
-    pthread_rwlock_unlock(&vs->lock);
+    vset_unlock(vs);
     vset_decref(vs);
 }
 
@@ -1104,7 +542,7 @@ void vemb_command(struct client *c)
     struct vset *vs = vlookup(c, 0, &bad);
     if (bad)
         return;
-    struct velem *e = vs ? elem_find(vs, c->argv[2], c->argvlen[2]) : NULL;
+    struct velem *e = vs ? vset_find(vs, c->argv[2], c->argvlen[2]) : NULL;
     if (!e) {
         reply_null(&c->out);
         return;
@@ -1119,7 +557,7 @@ void vemb_command(struct client *c)
         float l2 = hnsw_get_vector(h, e->id, tmp);
         hk_free(tmp);
         reply_array(&c->out, quant == HNSW_Q8 ? 4 : 3);
-        reply_status(&c->out, quant_name(quant));
+        reply_status(&c->out, vset_quant_name(quant));
         reply_bulk(&c->out, p, len);
         reply_double(&c->out, l2);
         if (quant == HNSW_Q8)
@@ -1152,7 +590,7 @@ void vinfo_command(struct client *c)
     int ml = hnsw_max_level(h);
     reply_map(&c->out, 9);
     reply_status(&c->out, "quant-type");
-    reply_status(&c->out, quant_name(hnsw_quant(h)));
+    reply_status(&c->out, vset_quant_name(hnsw_quant(h)));
     reply_status(&c->out, "hnsw-m");
     reply_int(&c->out, hnsw_m(h));
     reply_status(&c->out, "vector-dim");
@@ -1189,7 +627,7 @@ void vlinks_command(struct client *c)
     struct vset *vs = vlookup(c, 0, &bad);
     if (bad)
         return;
-    struct velem *e = vs ? elem_find(vs, c->argv[2], c->argvlen[2]) : NULL;
+    struct velem *e = vs ? vset_find(vs, c->argv[2], c->argvlen[2]) : NULL;
     if (!e) {
         reply_null(&c->out);
         return;
@@ -1228,7 +666,7 @@ void vgetattr_command(struct client *c)
     struct vset *vs = vlookup(c, 0, &bad);
     if (bad)
         return;
-    struct velem *e = vs ? elem_find(vs, c->argv[2], c->argvlen[2]) : NULL;
+    struct velem *e = vs ? vset_find(vs, c->argv[2], c->argvlen[2]) : NULL;
     if (!e || !e->attr)
         reply_null(&c->out);
     else
@@ -1240,19 +678,7 @@ void vismember_command(struct client *c)
     int bad;
     struct vset *vs = vlookup(c, 0, &bad);
     if (!bad)
-        reply_bool(&c->out, vs && elem_find(vs, c->argv[2], c->argvlen[2]) != NULL);
-}
-
-/* The element at global position pos of the lex order (pos < card). */
-static void lex_at(const struct lexidx *x, uint64_t pos, uint32_t *li, uint32_t *p)
-{
-    uint32_t i = 0;
-    while (pos >= x->leaf[i]->n) {
-        pos -= x->leaf[i]->n;
-        i++;
-    }
-    *li = i;
-    *p = (uint32_t)pos;
+        reply_bool(&c->out, vs && vset_find(vs, c->argv[2], c->argvlen[2]) != NULL);
 }
 
 void vrandmember_command(struct client *c)
@@ -1339,7 +765,7 @@ void vrandmember_command(struct client *c)
         /* Many: a walk in name order from a random element (as Redis,
          * which walks its node list, for the same reason). */
         uint32_t li, p;
-        lex_at(&vs->lex, rand64() % card, &li, &p);
+        vset_lex_at(&vs->lex, rand64() % card, &li, &p);
         for (unsigned long long i = 0; i < n; i++) {
             const struct velem *e = vs->lex.leaf[li]->e[p];
             reply_bulk(&c->out, e->name, e->nlen);
@@ -1418,7 +844,7 @@ void vrange_command(struct client *c)
     const struct lexidx *x = &vs->lex;
     uint32_t li = 0, p = 0;
     if (lo.kind == 0)
-        p = lex_seek(x, lo.s, lo.len, lo.excl, &li);
+        p = vset_lex_seek(x, lo.s, lo.len, lo.excl, &li);
     size_t mark = reply_defer(&c->out);
     long long n = 0;
     while (li < x->nleaf && (count < 0 || n < count)) {
@@ -1430,7 +856,7 @@ void vrange_command(struct client *c)
         }
         const struct velem *e = l->e[p++];
         if (hi.kind == 0) {
-            int cmp = lexcmp(e->name, e->nlen, hi.s, hi.len);
+            int cmp = vset_namecmp(e->name, e->nlen, hi.s, hi.len);
             if (hi.excl ? cmp >= 0 : cmp > 0)
                 break;
         }

@@ -1,35 +1,23 @@
-/* t_zset.c - the sorted set type.
+/* t_zset.c - the sorted set commands.
  *
- * Two encodings, as Redis has them (OBJECT ENCODING names):
- *  - "listpack" (ENC_LISTPACK): one listpack of member, score, member,
- *    score ... sorted by score, then member bytes.  Scores are stored as
- *    text (integers within 2^52 as listpack integers; other values in the
- *    shortest %g form that reads back as the same double).  Used while the
- *    set has at most zset-max-listpack-entries members of at most
- *    zset-max-listpack-value bytes each.
- *  - "skiplist" (ENC_SKIPLIST): struct zset = a skiplist (ds/skiplist.h,
- *    ranks in O(log n)) plus a member -> node index (ds/dict.h) whose
- *    elements are the skiplist nodes themselves, so a member costs one
- *    allocation.
- * A set converts to the skiplist past either threshold (never back, except
- * that *STORE results pick the encoding by their final size).
+ * The value itself (listpack / skiplist encodings, conversions, member
+ * primitives, cursors, inline entries) is types/zset.c; this file parses
+ * arguments, calls it, replies, propagates, notifies and wakes blocked
+ * clients.
  *
  * Every handler runs with its keys' slot locks held by the dispatcher. */
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../base/mem.h"
 #include "../base/util.h"
 #include "blocking.h"
-#include "../db/object.h"
-#include "../ds/dict.h"
-#include "../ds/listpack.h"
-#include "../ds/skiplist.h"
+#include "../types/set.h"
+#include "../types/zset.h"
 #include "commands.h"
 #include "notify.h"
 #include "../persist/prop.h"
@@ -40,15 +28,7 @@
 #define ERR_NAN_SCORE "ERR resulting score is not a number (NaN)"
 #define ERR_POSITIVE "ERR value is out of range, must be positive"
 
-/* Listpack scores this long or longer come only from outside (RDB). */
-#define SCORE_BUF 64
-/* A listpack may not grow past this (Redis's lpSafeToAdd bound). */
-#define LP_SAFETY_SIZE (1u << 30)
-
-struct zset {
-    struct zsl zsl;
-    struct dict *d;
-};
+#define SCORE_BUF ZSET_SCORE_BUF
 
 /* ===================================================== score text === */
 
@@ -74,44 +54,6 @@ static int parse_score(const char *s, size_t len, double *out)
     return ok;
 }
 
-/* strtod over a buffer that is not NUL-terminated (listpack text). */
-static double bytes_to_double(const char *s, size_t len)
-{
-    char buf[SCORE_BUF];
-    if (len < sizeof(buf)) {
-        memcpy(buf, s, len);
-        buf[len] = 0;
-        return strtod(buf, NULL);
-    }
-    char *p = hk_malloc(len + 1);
-    memcpy(p, s, len);
-    p[len] = 0;
-    double v = strtod(p, NULL);
-    hk_free(p);
-    return v;
-}
-
-/* The text a score is stored as in a listpack (buf >= SCORE_BUF).  As in
- * Redis, an integral value within +-LLONG_MAX/2 is stored as an integer
- * (so -0 becomes 0); other values as the shortest %g text that reads back
- * as the same double. */
-static int score_fmt(char *buf, double d)
-{
-    if (isinf(d)) {
-        memcpy(buf, d > 0 ? "inf" : "-inf", d > 0 ? 3 : 4);
-        return d > 0 ? 3 : 4;
-    }
-    if (d >= (double)(-LLONG_MAX / 2) && d <= (double)(LLONG_MAX / 2) && d == (double)(long long)d)
-        return ll_to_str(buf, (long long)d);
-    int n = 0;
-    for (int prec = 15; prec <= 17; prec++) {
-        n = snprintf(buf, SCORE_BUF, "%.*g", prec, d);
-        if (prec == 17 || strtod(buf, NULL) == d)
-            break;
-    }
-    return n;
-}
-
 /* Reply a score: a double (RESP3) or its %.17g text (RESP2); integral
  * values skip the printf. */
 static void reply_score(struct reply *r, double d)
@@ -132,30 +74,6 @@ static void reply_score(struct reply *r, double d)
     reply_double(r, d);
 }
 
-/* ================================================== listpack layer === */
-
-/* Element at pos as bytes; integers are formatted into buf (>= 24). */
-static inline void lp_str(const unsigned char *lp, size_t pos, const char **s, size_t *len, char *buf)
-{
-    struct lp_val v;
-    lp_get(lp, pos, &v);
-    if (v.s) {
-        *s = (const char *)v.s;
-        *len = v.len;
-    } else {
-        *len = (size_t)ll_to_str(buf, v.ll);
-        *s = buf;
-    }
-}
-
-static inline double lp_score(const unsigned char *lp, size_t pos)
-{
-    struct lp_val v;
-    lp_get(lp, pos, &v);
-    if (!v.s)
-        return (double)v.ll;
-    return bytes_to_double((const char *)v.s, v.len);
-}
 
 static inline void reply_lp_elem(struct reply *r, const unsigned char *lp, size_t pos)
 {
@@ -167,541 +85,6 @@ static inline void reply_lp_elem(struct reply *r, const unsigned char *lp, size_
         reply_bulk_ll(r, v.ll);
 }
 
-static inline size_t zl_len(const unsigned char *lp)
-{
-    return lp_count(lp) / 2;
-}
-
-/* Member pos of m (LP_NONE if absent); *spos gets its score's pos. */
-static size_t zl_find(const unsigned char *lp, const char *m, size_t mlen, size_t *spos)
-{
-    size_t p = lp_find(lp, lp_first(lp), m, mlen, 1);
-    if (p != LP_NONE)
-        *spos = lp_next(lp, p);
-    return p;
-}
-
-/* Is (score, m) after the element at member pos p? */
-static int zl_after(const unsigned char *lp, size_t p, double score, const char *m, size_t mlen)
-{
-    double s = lp_score(lp, lp_next(lp, p));
-    if (s != score)
-        return score > s;
-    const char *em;
-    size_t el;
-    char ib[24];
-    lp_str(lp, p, &em, &el, ib);
-    return zsl_memcmp(m, mlen, em, el) > 0;
-}
-
-/* Insert (m, score), m absent, at its place. */
-static unsigned char *zl_insert(unsigned char *lp, const char *m, size_t mlen, double score)
-{
-    char sb[SCORE_BUF];
-    size_t sl = (size_t)score_fmt(sb, score);
-    size_t last = lp_last(lp), p = LP_NONE;
-    /* Appending (ascending inserts) is the common case: check the tail. */
-    if (last != LP_NONE && !zl_after(lp, lp_prev(lp, last), score, m, mlen)) {
-        for (p = lp_first(lp); p != LP_NONE; p = lp_next(lp, lp_next(lp, p)))
-            if (!zl_after(lp, p, score, m, mlen))
-                break;
-    }
-    if (p == LP_NONE) {
-        lp = lp_append(lp, m, mlen);
-        return lp_append(lp, sb, sl);
-    }
-    lp = lp_insert(lp, p, sb, sl);
-    return lp_insert(lp, p, m, mlen);
-}
-
-static int zl_range_first(const unsigned char *lp, const struct zsl_range *r, size_t *out)
-{
-    if (zsl_range_empty(r))
-        return 0;
-    for (size_t p = lp_first(lp); p != LP_NONE; p = lp_next(lp, lp_next(lp, p))) {
-        double s = lp_score(lp, lp_next(lp, p));
-        if (zsl_gte_min(s, r)) {
-            if (!zsl_lte_max(s, r))
-                return 0;
-            *out = p;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-static int zl_range_last(const unsigned char *lp, const struct zsl_range *r, size_t *out)
-{
-    if (zsl_range_empty(r))
-        return 0;
-    size_t sp = lp_last(lp);
-    while (sp != LP_NONE) {
-        size_t p = lp_prev(lp, sp);
-        double s = lp_score(lp, sp);
-        if (zsl_lte_max(s, r)) {
-            if (!zsl_gte_min(s, r))
-                return 0;
-            *out = p;
-            return 1;
-        }
-        sp = lp_prev(lp, p);
-    }
-    return 0;
-}
-
-/* Redis's zzlIsInLexRange: the last member is not below min and the first
- * not above max. */
-static int zl_lex_overlaps(const unsigned char *lp, const struct zsl_lex *r)
-{
-    const char *m;
-    size_t ml, p;
-    char ib[24];
-    if (zsl_lex_empty(r) || (p = lp_first(lp)) == LP_NONE)
-        return 0;
-    lp_str(lp, p, &m, &ml, ib);
-    if (!zsl_lex_lte_max(m, ml, r))
-        return 0;
-    lp_str(lp, lp_prev(lp, lp_last(lp)), &m, &ml, ib);
-    return zsl_lex_gte_min(m, ml, r);
-}
-
-static int zl_lex_first(const unsigned char *lp, const struct zsl_lex *r, size_t *out)
-{
-    if (!zl_lex_overlaps(lp, r))
-        return 0;
-    for (size_t p = lp_first(lp); p != LP_NONE; p = lp_next(lp, lp_next(lp, p))) {
-        const char *m;
-        size_t ml;
-        char ib[24];
-        lp_str(lp, p, &m, &ml, ib);
-        if (zsl_lex_gte_min(m, ml, r)) {
-            if (!zsl_lex_lte_max(m, ml, r))
-                return 0;
-            *out = p;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-static int zl_lex_last(const unsigned char *lp, const struct zsl_lex *r, size_t *out)
-{
-    if (!zl_lex_overlaps(lp, r))
-        return 0;
-    size_t sp = lp_last(lp);
-    while (sp != LP_NONE) {
-        size_t p = lp_prev(lp, sp);
-        const char *m;
-        size_t ml;
-        char ib[24];
-        lp_str(lp, p, &m, &ml, ib);
-        if (zsl_lex_lte_max(m, ml, r)) {
-            if (!zsl_lex_gte_min(m, ml, r))
-                return 0;
-            *out = p;
-            return 1;
-        }
-        sp = lp_prev(lp, p);
-    }
-    return 0;
-}
-
-/* ================================================== skiplist layer === */
-
-static const char *znode_key(const struct dict_link *it, size_t *len)
-{
-    const struct zsl_node *n = (const struct zsl_node *)it;
-    *len = n->mlen;
-    return zsl_member(n);
-}
-
-static const struct dict_type zset_dict_type = {znode_key};
-
-static struct zset *zs_new(size_t hint)
-{
-    struct zset *zs = hk_malloc(sizeof(*zs));
-    zsl_init(&zs->zsl);
-    zs->d = dict_new(&zset_dict_type, hint);
-    return zs;
-}
-
-static void zs_free(struct zset *zs)
-{
-    dict_free(zs->d, NULL);
-    zsl_release(&zs->zsl);
-    hk_free(zs);
-}
-
-static inline struct zsl_node *zs_find(const struct zset *zs, const char *m, size_t mlen)
-{
-    return (struct zsl_node *)dict_find(zs->d, m, mlen);
-}
-
-static void zs_add(struct zset *zs, double score, const char *m, size_t mlen)
-{
-    struct zsl_node *n = zsl_insert(&zs->zsl, score, m, mlen);
-    dict_add(zs->d, &n->link);
-}
-
-static int zs_del(struct zset *zs, const char *m, size_t mlen)
-{
-    struct zsl_node *n = (struct zsl_node *)dict_remove(zs->d, m, mlen);
-    if (!n)
-        return 0;
-    zsl_delete(&zs->zsl, n->score, zsl_member(n), n->mlen);
-    return 1;
-}
-
-static void zs_unindex(void *arg, struct zsl_node *n)
-{
-    dict_remove(((struct zset *)arg)->d, zsl_member(n), n->mlen);
-}
-
-/* Remove ranks start..end (1-based). */
-static unsigned long zs_del_ranks(struct zset *zs, unsigned long start, unsigned long end)
-{
-    return zsl_delete_range_by_rank(&zs->zsl, start, end, zs_unindex, zs);
-}
-
-/* ======================================================= type ops === */
-
-static void zset_ops_free(void *p, uint8_t enc)
-{
-    if (enc == ENC_LISTPACK)
-        lp_free(p);
-    else
-        zs_free(p);
-}
-
-static void *zset_ops_dup(const void *p, uint8_t enc)
-{
-    if (enc == ENC_LISTPACK)
-        return hk_memdup(p, lp_bytes(p));
-    const struct zset *src = p;
-    struct zset *zs = zs_new(src->zsl.length);
-    for (const struct zsl_node *n = src->zsl.head->level[0].fwd; n; n = n->level[0].fwd)
-        zs_add(zs, n->score, zsl_member(n), n->mlen);
-    return zs;
-}
-
-static size_t zset_ops_mem(const void *p, uint8_t enc)
-{
-    if (enc == ENC_LISTPACK)
-        return hk_usable((void *)p);
-    const struct zset *zs = p;
-    return hk_usable((void *)zs) + dict_mem(zs->d) + zs->zsl.bytes;
-}
-
-static size_t zset_ops_len(const void *p, uint8_t enc)
-{
-    if (enc == ENC_LISTPACK)
-        return zl_len(p);
-    return ((const struct zset *)p)->zsl.length;
-}
-
-static size_t zset_ops_effort(const void *p, uint8_t enc)
-{
-    if (enc == ENC_LISTPACK)
-        return 1;
-    return ((const struct zset *)p)->zsl.length;
-}
-
-const struct type_ops zset_type_ops = {zset_ops_free, zset_ops_dup, zset_ops_mem, zset_ops_len, zset_ops_effort};
-
-/* ================================================ inline values ===
- * A small listpack sorted set lives inside its entry (E_INLINE, entry.h)
- * instead of behind a pointer: one allocation less per key.  Reads go
- * through entry_ptr() as before.  The listpack code reallocates, so a
- * write first moves an inline listpack out (zdetach: the entry becomes an
- * ordinary pointer entry in place; its value room always holds the aligned
- * pointer), and the command puts it back at the end (zattach): in place
- * when the entry's allocation fits, else in a new entry swapped in with
- * db_replace/db_set.  New keys are made inline directly (z_entry_new).
- *
- * A value is kept inline only when that takes no more memory than the
- * pointer form (entry + listpack, each rounded to the allocator's size
- * class).  An inline entry's vlen may exceed the listpack (whose header
- * gives its length): a write that reuses the allocation in place claims
- * all of it (hk_usable), so entry_size() is the room the next write may
- * reuse without asking the allocator.  entry_size() never exceeds the
- * allocation (entry_dup, RENAME and TTL changes allocate exactly that). */
-#define ZSET_INLINE_MAX 256
-
-/* What a write command notes about e before changing it (zattach's
- * `was`): its size if inline (room it may reuse), else 0. */
-static inline size_t zwas(struct entry *e)
-{
-    return (e->flags & E_INLINE) ? entry_size(e) : 0;
-}
-
-static void zdetach(struct entry *e)
-{
-    if (e->flags & E_INLINE)
-        obj_inline_detach(e, lp_bytes((const unsigned char *)entry_val(e)));
-}
-
-/* A new entry for key holding structure p (taken over): inline when that
- * pays (p is freed), else the pointer form. */
-static struct entry *z_entry_new(const char *key, size_t klen, void *p, uint8_t enc)
-{
-    if (enc == ENC_LISTPACK) {
-        size_t n = lp_bytes(p);
-        if (obj_inline_pays(sizeof(struct entry) + klen, n, ZSET_INLINE_MAX)) {
-            struct entry *e = obj_inline_new(OBJ_ZSET, ENC_LISTPACK, key, klen, -1, p, n);
-            lp_free(p);
-            return e;
-        }
-    }
-    return entry_new_obj(OBJ_ZSET, enc, key, klen, p, -1);
-}
-
-/* End of a write to e, the zset at argv[i] (table index idx from its
- * lookup, or -1 when other keys were added or removed since), still
- * holding members: a small listpack goes back inline (obj_inline_attach).
- * was: zwas(e) when the command started.  e may be replaced: not to be
- * used after. */
-static void zattach(struct client *c, int i, long idx, struct entry *e, size_t was)
-{
-    if (e->enc != ENC_LISTPACK || (e->flags & E_INLINE))
-        return;
-    unsigned char *lp = entry_ptr(e);
-    struct entry *ne;
-    if (obj_inline_attach(e, lp_bytes(lp), ZSET_INLINE_MAX, was, &ne))
-        lp_free(lp);
-    else if (ne && idx >= 0)
-        db_replace(c->db, kslot(c, i), idx, ne); /* frees e (and lp with it when ne is inline) */
-    else if (ne)
-        db_set(c->db, kslot(c, i), ne);
-}
-
-/* ================================================== entry helpers === */
-
-size_t zset_length(struct entry *e)
-{
-    return e->enc == ENC_LISTPACK ? zl_len(entry_ptr(e)) : ((struct zset *)entry_ptr(e))->zsl.length;
-}
-
-/* Convert a listpack set to the skiplist encoding. */
-static void zset_to_skiplist(struct entry *e, size_t hint)
-{
-    unsigned char *lp = entry_ptr(e);
-    size_t n = zl_len(lp);
-    struct zset *zs = zs_new(hint > n ? hint : n);
-    for (size_t p = lp_first(lp); p != LP_NONE;) {
-        const char *m;
-        size_t ml;
-        char ib[24];
-        size_t sp = lp_next(lp, p);
-        lp_str(lp, p, &m, &ml, ib);
-        zs_add(zs, lp_score(lp, sp), m, ml);
-        p = lp_next(lp, sp);
-    }
-    if (e->flags & E_INLINE)
-        e->flags &= (uint8_t)~E_INLINE;
-    else
-        lp_free(lp);
-    entry_set_ptr(e, zs, ENC_SKIPLIST);
-}
-
-/* A new, empty sorted set structure for about `hint` members of at most
- * maxlen bytes (Redis's zsetTypeCreate rule). */
-void *zset_new_value(size_t hint, size_t maxlen, uint8_t *enc)
-{
-    if (hint <= (size_t)zset_max_listpack_entries && maxlen <= (size_t)zset_max_listpack_value) {
-        *enc = ENC_LISTPACK;
-        return lp_new();
-    }
-    *enc = ENC_SKIPLIST;
-    return zs_new(hint);
-}
-
-int zset_score(struct entry *e, const char *m, size_t mlen, double *score)
-{
-    if (e->enc == ENC_LISTPACK) {
-        size_t sp;
-        const unsigned char *lp = entry_ptr(e);
-        if (zl_find(lp, m, mlen, &sp) == LP_NONE)
-            return 0;
-        *score = lp_score(lp, sp);
-        return 1;
-    }
-    struct zsl_node *n = zs_find(entry_ptr(e), m, mlen);
-    if (!n)
-        return 0;
-    *score = n->score;
-    return 1;
-}
-
-int zset_del(struct entry *e, const char *m, size_t mlen)
-{
-    if (e->enc == ENC_LISTPACK) {
-        size_t sp;
-        unsigned char *lp = entry_ptr(e);
-        size_t p = zl_find(lp, m, mlen, &sp);
-        if (p == LP_NONE)
-            return 0;
-        zdetach(e);
-        lp = lp_delete(entry_ptr(e), p, 2, NULL);
-        entry_set_ptr(e, lp, ENC_LISTPACK);
-        return 1;
-    }
-    return zs_del(entry_ptr(e), m, mlen);
-}
-
-/* Add or update one member (Redis's zsetAdd): returns 0 if the resulting
- * score is NaN (nothing changed), else 1 with *out = ZO_* and *newscore. */
-int zset_add(struct entry *e, double score, const char *m, size_t mlen, int flags, int *out, double *newscore)
-{
-    *out = 0;
-    if (isnan(score))
-        return 0;
-    if (e->enc == ENC_LISTPACK) {
-        unsigned char *lp = entry_ptr(e);
-        size_t sp, p = zl_find(lp, m, mlen, &sp);
-        if (p != LP_NONE) {
-            if (flags & ZA_NX) {
-                *out = ZO_NOP;
-                return 1;
-            }
-            double cur = lp_score(lp, sp);
-            if (flags & ZA_INCR) {
-                score += cur;
-                if (isnan(score))
-                    return 0;
-            }
-            if (((flags & ZA_LT) && score >= cur) || ((flags & ZA_GT) && score <= cur)) {
-                *out = ZO_NOP;
-                return 1;
-            }
-            *newscore = score;
-            if (score != cur) {
-                zdetach(e);
-                lp = lp_delete(entry_ptr(e), p, 2, NULL);
-                lp = zl_insert(lp, m, mlen, score);
-                entry_set_ptr(e, lp, ENC_LISTPACK);
-                *out = ZO_UPDATED;
-            }
-            return 1;
-        }
-        if (flags & ZA_XX) {
-            *out = ZO_NOP;
-            return 1;
-        }
-        size_t n = zl_len(lp);
-        if (n + 1 > (size_t)zset_max_listpack_entries || mlen > (size_t)zset_max_listpack_value ||
-            lp_bytes(lp) + mlen + SCORE_BUF > LP_SAFETY_SIZE) {
-            zset_to_skiplist(e, n + 1);
-        } else {
-            zdetach(e);
-            lp = zl_insert(entry_ptr(e), m, mlen, score);
-            entry_set_ptr(e, lp, ENC_LISTPACK);
-            *newscore = score;
-            *out = ZO_ADDED;
-            return 1;
-        }
-    }
-    struct zset *zs = entry_ptr(e);
-    struct zsl_node *node = zs_find(zs, m, mlen);
-    if (node) {
-        if (flags & ZA_NX) {
-            *out = ZO_NOP;
-            return 1;
-        }
-        double cur = node->score;
-        if (flags & ZA_INCR) {
-            score += cur;
-            if (isnan(score))
-                return 0;
-        }
-        if (((flags & ZA_LT) && score >= cur) || ((flags & ZA_GT) && score <= cur)) {
-            *out = ZO_NOP;
-            return 1;
-        }
-        *newscore = score;
-        if (score != cur) {
-            zsl_update_score(&zs->zsl, cur, m, mlen, score);
-            *out = ZO_UPDATED;
-        }
-        return 1;
-    }
-    if (flags & ZA_XX) {
-        *out = ZO_NOP;
-        return 1;
-    }
-    zs_add(zs, score, m, mlen);
-    *newscore = score;
-    *out = ZO_ADDED;
-    return 1;
-}
-
-/* 0-based rank of m (from the top when reverse), -1 if absent. */
-long zset_rank(struct entry *e, const char *m, size_t mlen, int reverse, double *score)
-{
-    size_t n = zset_length(e);
-    if (e->enc == ENC_LISTPACK) {
-        const unsigned char *lp = entry_ptr(e);
-        long rank = 0;
-        for (size_t p = lp_first(lp); p != LP_NONE; rank++) {
-            size_t sp = lp_next(lp, p);
-            if (lp_eq(lp, p, m, mlen)) {
-                *score = lp_score(lp, sp);
-                return reverse ? (long)n - 1 - rank : rank;
-            }
-            p = lp_next(lp, sp);
-        }
-        return -1;
-    }
-    struct zset *zs = entry_ptr(e);
-    struct zsl_node *node = zs_find(zs, m, mlen);
-    if (!node)
-        return -1;
-    unsigned long r = zsl_rank(&zs->zsl, node->score, m, mlen);
-    *score = node->score;
-    return reverse ? (long)(n - r) : (long)r - 1;
-}
-
-/* ======================================================== cursors ===
- * A position in either encoding, walked forward or backward. */
-struct zcur {
-    const unsigned char *lp;   /* listpack, or NULL for the skiplist */
-    size_t p;                  /* listpack member position */
-    struct zsl_node *n;        /* skiplist node */
-};
-
-static inline int zc_ok(const struct zcur *z)
-{
-    return z->lp ? z->p != LP_NONE : z->n != NULL;
-}
-
-static inline void zc_next(struct zcur *z, int reverse)
-{
-    if (z->lp) {
-        if (reverse) {
-            size_t sp = lp_prev(z->lp, z->p);
-            z->p = sp == LP_NONE ? LP_NONE : lp_prev(z->lp, sp);
-        } else {
-            z->p = lp_next(z->lp, lp_next(z->lp, z->p));
-        }
-    } else {
-        z->n = reverse ? z->n->back : z->n->level[0].fwd;
-    }
-}
-
-static inline double zc_score(const struct zcur *z)
-{
-    return z->lp ? lp_score(z->lp, lp_next(z->lp, z->p)) : z->n->score;
-}
-
-static inline void zc_member(const struct zcur *z, const char **m, size_t *len, char *ib)
-{
-    if (z->lp) {
-        lp_str(z->lp, z->p, m, len, ib);
-    } else {
-        *m = zsl_member(z->n);
-        *len = z->n->mlen;
-    }
-}
-
 static inline void zc_reply_member(struct reply *r, const struct zcur *z)
 {
     if (z->lp)
@@ -710,49 +93,18 @@ static inline void zc_reply_member(struct reply *r, const struct zcur *z)
         reply_bulk(r, zsl_member(z->n), z->n->mlen);
 }
 
-/* Cursor at 0-based rank (counted from the top when reverse). */
-static void zc_at_rank(struct zcur *z, struct entry *e, long rank, int reverse)
+/* End of a write to e, the zset at argv[i] (table index idx from its
+ * lookup, or -1 when other keys were added or removed since), still
+ * holding members: a small listpack goes back inline (zset_attach).
+ * was: zset_was(e) when the command started.  e may be replaced: not to be
+ * used after. */
+static void zattach(struct client *c, int i, long idx, struct entry *e, size_t was)
 {
-    if (e->enc == ENC_LISTPACK) {
-        z->lp = entry_ptr(e);
-        z->n = NULL;
-        z->p = lp_seek(z->lp, reverse ? -2 - 2 * (long long)rank : 2 * (long long)rank);
-    } else {
-        struct zset *zs = entry_ptr(e);
-        z->lp = NULL;
-        z->n = zsl_by_rank(&zs->zsl, reverse ? zs->zsl.length - (unsigned long)rank : (unsigned long)rank + 1);
-    }
-}
-
-static void zc_first(struct zcur *z, struct entry *e, int reverse)
-{
-    if (e->enc == ENC_LISTPACK) {
-        z->lp = entry_ptr(e);
-        z->n = NULL;
-        if (reverse) {
-            size_t sp = lp_last(z->lp);
-            z->p = sp == LP_NONE ? LP_NONE : lp_prev(z->lp, sp);
-        } else {
-            z->p = lp_first(z->lp);
-        }
-    } else {
-        struct zset *zs = entry_ptr(e);
-        z->lp = NULL;
-        z->n = reverse ? zs->zsl.tail : zs->zsl.head->level[0].fwd;
-    }
-}
-
-void zset_visit(struct entry *e, int reverse, zset_visit_fn fn, void *arg)
-{
-    struct zcur z;
-    char ib[24];
-    for (zc_first(&z, e, reverse); zc_ok(&z); zc_next(&z, reverse)) {
-        const char *m;
-        size_t ml;
-        zc_member(&z, &m, &ml, ib);
-        if (fn(arg, m, ml, zc_score(&z)))
-            break;
-    }
+    struct entry *ne = zset_attach(e, was);
+    if (ne && idx >= 0)
+        db_replace(c->db, kslot(c, i), idx, ne); /* frees e (and its listpack with it when ne is inline) */
+    else if (ne)
+        db_set(c->db, kslot(c, i), ne);
 }
 
 /* ======================================================= lookups === */
@@ -881,133 +233,6 @@ static int parse_lex(struct client *c, int imin, int imax, struct zsl_lex *r)
     return 0;
 }
 
-/* Cursor at the first (or last, reverse) element in range; *rank gets its
- * 0-based rank from the start (skiplist only). 0 if none. */
-static int zc_score_start(struct zcur *z, struct entry *e, const struct zsl_range *r, int reverse, unsigned long *rank)
-{
-    if (e->enc == ENC_LISTPACK) {
-        z->lp = entry_ptr(e);
-        z->n = NULL;
-        return reverse ? zl_range_last(z->lp, r, &z->p) : zl_range_first(z->lp, r, &z->p);
-    }
-    struct zset *zs = entry_ptr(e);
-    z->lp = NULL;
-    z->n = reverse ? zsl_last_in_range(&zs->zsl, r, rank) : zsl_first_in_range(&zs->zsl, r, rank);
-    return z->n != NULL;
-}
-
-static int zc_lex_start(struct zcur *z, struct entry *e, const struct zsl_lex *r, int reverse, unsigned long *rank)
-{
-    if (e->enc == ENC_LISTPACK) {
-        z->lp = entry_ptr(e);
-        z->n = NULL;
-        return reverse ? zl_lex_last(z->lp, r, &z->p) : zl_lex_first(z->lp, r, &z->p);
-    }
-    struct zset *zs = entry_ptr(e);
-    z->lp = NULL;
-    z->n = reverse ? zsl_last_in_lex(&zs->zsl, r, rank) : zsl_first_in_lex(&zs->zsl, r, rank);
-    return z->n != NULL;
-}
-
-/* Skip `offset` elements (a negative offset skips everything, as in
- * Redis); skiplists jump by rank. */
-static void zc_skip(struct zcur *z, struct entry *e, long offset, int reverse, unsigned long rank)
-{
-    if (offset == 0)
-        return;
-    if (offset < 0) {
-        z->p = LP_NONE;
-        z->n = NULL;
-        return;
-    }
-    if (z->lp) {
-        while (offset-- && z->p != LP_NONE)
-            zc_next(z, reverse);
-        return;
-    }
-    struct zset *zs = entry_ptr(e);
-    if (reverse)
-        z->n = rank > (unsigned long)offset ? zsl_by_rank(&zs->zsl, rank - (unsigned long)offset) : NULL;
-    else
-        z->n = zsl_by_rank(&zs->zsl, rank + (unsigned long)offset);
-}
-
-/* Does the cursor's element still belong to the range? */
-static inline int zc_in_score(const struct zcur *z, const struct zsl_range *r, int reverse)
-{
-    double s = zc_score(z);
-    return reverse ? zsl_gte_min(s, r) : zsl_lte_max(s, r);
-}
-
-static inline int zc_in_lex(const struct zcur *z, const struct zsl_lex *r, int reverse)
-{
-    const char *m;
-    size_t ml;
-    char ib[24];
-    zc_member(z, &m, &ml, ib);
-    return reverse ? zsl_lex_gte_min(m, ml, r) : zsl_lex_lte_max(m, ml, r);
-}
-
-/* ========================================================= output ===
- * Range results go to the client (member [score]) or, for ZRANGESTORE,
- * into a builder that copies them and makes the destination at the end. */
-struct zbel {
-    size_t off, len;
-    double score;
-};
-
-struct zbuild {
-    char *arena;
-    size_t alen, acap;
-    struct zbel *el;
-    size_t n, cap;
-    size_t maxlen;
-};
-
-static void zb_add(struct zbuild *b, const char *m, size_t mlen, double score)
-{
-    if (b->alen + mlen > b->acap) {
-        b->acap = (b->alen + mlen) * 2 + 64;
-        b->arena = hk_realloc(b->arena, b->acap);
-    }
-    if (b->n == b->cap) {
-        b->cap = b->cap ? b->cap * 2 : 16;
-        b->el = hk_realloc(b->el, b->cap * sizeof(*b->el));
-    }
-    memcpy(b->arena + b->alen, m, mlen);
-    b->el[b->n].off = b->alen;
-    b->el[b->n].len = mlen;
-    b->el[b->n].score = score;
-    b->n++;
-    b->alen += mlen;
-    if (mlen > b->maxlen)
-        b->maxlen = mlen;
-}
-
-static void zb_free(struct zbuild *b)
-{
-    hk_free(b->arena);
-    hk_free(b->el);
-}
-
-/* The sorted set of the builder's elements (given in ascending order, or
- * descending when reversed). */
-static void *zb_finish(struct zbuild *b, int reversed, uint8_t *enc)
-{
-    void *p = zset_new_value(b->n, b->maxlen, enc);
-    for (size_t k = 0; k < b->n; k++) {
-        const struct zbel *x = &b->el[reversed ? b->n - 1 - k : k];
-        if (*enc == ENC_LISTPACK) {
-            char sb[SCORE_BUF];
-            p = lp_append(p, b->arena + x->off, x->len);
-            p = lp_append(p, sb, (size_t)score_fmt(sb, x->score));
-        } else {
-            zs_add(p, x->score, b->arena + x->off, x->len);
-        }
-    }
-    return p;
-}
-
 struct zout {
     struct client *c;
     int withscores;   /* reply scores too */
@@ -1073,17 +298,7 @@ static void zadd_new_key(struct client *c, struct entry *e)
         entry_free(e);
         return;
     }
-    if (e->enc == ENC_LISTPACK) {
-        unsigned char *lp = entry_ptr(e);
-        size_t n = lp_bytes(lp);
-        if (obj_inline_pays(entry_hdr(e) + e->klen, n, ZSET_INLINE_MAX)) {
-            struct entry *ne = obj_inline_new(OBJ_ZSET, ENC_LISTPACK, c->argv[1], c->argvlen[1], -1, lp, n);
-            lp_free(lp);
-            hk_free(e); /* the shell: its listpack is copied and freed */
-            e = ne;
-        }
-    }
-    db_add(c->db, kslot(c, 1), e);
+    db_add(c->db, kslot(c, 1), zset_entry_finish(e));
 }
 
 static void zadd_generic(struct client *c, int flags)
@@ -1143,7 +358,7 @@ static void zadd_generic(struct client *c, int flags)
     if (bad)
         goto out;
     if (e)
-        was = zwas(e);
+        was = zset_was(e);
     if (!e) {
         if (flags & ZA_XX) {
             if (incr)
@@ -1220,7 +435,7 @@ void zrem_command(struct client *c)
         reply_int(&c->out, 0);
         return;
     }
-    size_t was = zwas(e);
+    size_t was = zset_was(e);
     for (int j = 2; j < c->argc; j++) {
         deleted += zset_del(e, c->argv[j], c->argvlen[j]);
         if (zset_length(e) == 0) {
@@ -1329,20 +544,7 @@ void zcount_command(struct client *c)
     struct entry *e = zget_read(c, 1, &bad);
     if (bad)
         return;
-    long long n = 0;
-    if (e && e->enc == ENC_LISTPACK) {
-        struct zcur z;
-        for (int ok = zc_score_start(&z, e, &r, 0, NULL); ok && zc_ok(&z) && zc_in_score(&z, &r, 0); zc_next(&z, 0))
-            n++;
-    } else if (e) {
-        struct zset *zs = entry_ptr(e);
-        unsigned long first, last;
-        if (zsl_first_in_range(&zs->zsl, &r, &first)) {
-            n = (long long)zs->zsl.length - (long long)first + 1;
-            if (zsl_last_in_range(&zs->zsl, &r, &last))
-                n -= (long long)zs->zsl.length - (long long)last;
-        }
-    }
+    long long n = e ? zset_count_score(e, &r) : 0;
     reply_int(&c->out, n);
 }
 
@@ -1355,21 +557,7 @@ void zlexcount_command(struct client *c)
     struct entry *e = zget_read(c, 1, &bad);
     if (bad)
         return;
-    long long n = 0;
-    if (e && e->enc == ENC_LISTPACK) {
-        struct zcur z;
-        for (int ok = zc_lex_start(&z, e, &r, 0, NULL); ok && zc_ok(&z) && zc_in_lex(&z, &r, 0); zc_next(&z, 0))
-            n++;
-    } else if (e) {
-        struct zset *zs = entry_ptr(e);
-        unsigned long first, last;
-        /* As Redis counts it (ranks of the first and last in range). */
-        if (zsl_first_in_lex(&zs->zsl, &r, &first)) {
-            n = (long long)zs->zsl.length - (long long)first + 1;
-            if (zsl_last_in_lex(&zs->zsl, &r, &last))
-                n -= (long long)zs->zsl.length - (long long)last;
-        }
-    }
+    long long n = e ? zset_count_lex(e, &r) : 0;
     reply_int(&c->out, n);
 }
 
@@ -1388,7 +576,7 @@ static void zstore_build(struct client *c, struct zbuild *b, int reversed)
     }
     uint8_t enc;
     void *p = zb_finish(b, reversed, &enc);
-    db_set(c->db, kslot(c, 1), z_entry_new(c->argv[1], c->argvlen[1], p, enc));
+    db_set(c->db, kslot(c, 1), zset_entry_new(c->argv[1], c->argvlen[1], p, enc));
     zsignal(c, 1);
     KEY_MODIFIED(c, 1, NOTIFY_ZSET, "zrangestore");
     reply_int(&c->out, (long long)b->n);
@@ -1562,44 +750,19 @@ static void zremrange_generic(struct client *c, int type)
         reply_int(&c->out, 0);
         return;
     }
-    size_t was = zwas(e);
+    size_t was = zset_was(e);
     long llen = (long)zset_length(e), deleted = 0;
     if (type == ZR_RANK) {
         if (!index_range(&start, &end, llen)) {
             reply_int(&c->out, 0);
             return;
         }
-        deleted = end - start + 1;
-        if (e->enc == ENC_LISTPACK) {
-            zdetach(e);
-            unsigned char *lp = entry_ptr(e);
-            lp = lp_delete(lp, lp_seek(lp, 2 * (long long)start), 2 * (size_t)deleted, NULL);
-            entry_set_ptr(e, lp, ENC_LISTPACK);
-        } else {
-            zs_del_ranks(entry_ptr(e), (unsigned long)start + 1, (unsigned long)end + 1);
-        }
+        deleted = zset_del_rank_range(e, (long)start, (long)end);
+    } else if (type == ZR_SCORE) {
+        deleted = zset_del_score_range(e, &range);
     } else {
-        /* As Redis: from the first element in range, the run of elements
-         * that stay below the maximum. */
-        struct zcur z;
-        if (e->enc == ENC_SKIPLIST) {
-            struct zset *zs = entry_ptr(e);
-            deleted = (long)(type == ZR_SCORE ? zsl_delete_range_by_score(&zs->zsl, &range, zs_unindex, zs)
-                                              : zsl_delete_range_by_lex(&zs->zsl, &lex, zs_unindex, zs));
-            goto done;
-        }
-        int ok = type == ZR_SCORE ? zc_score_start(&z, e, &range, 0, NULL) : zc_lex_start(&z, e, &lex, 0, NULL);
-        struct zcur w = z;
-        for (; ok && zc_ok(&w); zc_next(&w, 0), deleted++)
-            if (type == ZR_SCORE ? !zc_in_score(&w, &range, 0) : !zc_in_lex(&w, &lex, 0))
-                break;
-        if (deleted) {
-            zdetach(e); /* same bytes: z.p stays valid */
-            unsigned char *lp = lp_delete(entry_ptr(e), z.p, 2 * (size_t)deleted, NULL);
-            entry_set_ptr(e, lp, ENC_LISTPACK);
-        }
+        deleted = zset_del_lex_range(e, &lex);
     }
-done:;
     int gone = deleted && zset_length(e) == 0;
     if (gone)
         zdel_key(c, 1);
@@ -1672,18 +835,9 @@ static void zpop_reply(struct client *c, int ki, struct entry *e, long idx, int 
     if (n == llen) {
         zdel_key(c, ki); /* frees the whole value */
         KEY_EVENT(c, ki, NOTIFY_GENERIC, "del");
-    } else if (e->enc == ENC_LISTPACK) {
-        size_t was = zwas(e);
-        zdetach(e);
-        unsigned char *lp = entry_ptr(e);
-        size_t p = where == ZP_MAX ? lp_seek(lp, -2 * (long long)n) : lp_first(lp);
-        lp = lp_delete(lp, p, 2 * (size_t)n, NULL);
-        entry_set_ptr(e, lp, ENC_LISTPACK);
-        zattach(c, ki, idx, e, was);
-    } else if (where == ZP_MAX) {
-        zs_del_ranks(entry_ptr(e), (unsigned long)(llen - n + 1), (unsigned long)llen);
     } else {
-        zs_del_ranks(entry_ptr(e), 1, (unsigned long)n);
+        size_t was = zset_del_ends(e, where == ZP_MAX, n);
+        zattach(c, ki, idx, e, was);
     }
     KEY_SIGNAL(c, ki);
 }
@@ -1863,28 +1017,42 @@ void bzmpop_command(struct client *c)
 
 /* ==================================================== ZRANDMEMBER === */
 
-static void zpick_reply(struct client *c, const unsigned char *lp, size_t p, struct zsl_node *n, int withscores)
+struct zpick {
+    struct client *c;
+    int withscores;
+    unsigned long left; /* repeats: still to reply after this one */
+};
+
+static void zpick_reply(struct client *c, const struct zcur *z, int withscores)
 {
     struct reply *r = &c->out;
     if (withscores && r->resp == 3)
         reply_array(r, 2);
-    if (lp) {
-        reply_lp_elem(r, lp, p);
-        if (withscores)
-            reply_score(r, lp_score(lp, lp_next(lp, p)));
-    } else {
-        reply_bulk(r, zsl_member(n), n->mlen);
-        if (withscores)
-            reply_score(r, n->score);
-    }
+    zc_reply_member(r, z);
+    if (withscores)
+        reply_score(r, zc_score(z));
 }
 
-static size_t *lp_member_positions(const unsigned char *lp, size_t n)
+static int zpick_emit(void *arg, const struct zcur *z)
 {
-    size_t *pos = hk_malloc(sizeof(size_t) * (n ? n : 1)), k = 0;
-    for (size_t p = lp_first(lp); p != LP_NONE && k < n; p = lp_next(lp, lp_next(lp, p)))
-        pos[k++] = p;
-    return pos;
+    struct zpick *k = arg;
+    zpick_reply(k->c, z, k->withscores);
+    return 0;
+}
+
+/* A huge negative count: stop past 512 MB of pending output and close the
+ * client, as HRANDFIELD does. */
+static int zpick_emit_repeat(void *arg, const struct zcur *z)
+{
+    struct zpick *k = arg;
+    struct client *c = k->c;
+    zpick_reply(c, z, k->withscores);
+    k->left--;
+    if ((c->flags & CF_CLOSE_ASAP) || ((k->left & 1023) == 0 && c->out.len > (512ull << 20))) {
+        c->flags |= CF_CLOSE_ASAP;
+        return 1;
+    }
+    return 0;
 }
 
 static void zrandmember_count(struct client *c, long l, int withscores)
@@ -1905,24 +1073,10 @@ static void zrandmember_count(struct client *c, long l, int withscores)
         reply_array(&c->out, 0);
         return;
     }
-    unsigned char *lp = e->enc == ENC_LISTPACK ? entry_ptr(e) : NULL;
-    struct zset *zs = lp ? NULL : entry_ptr(e);
+    struct zpick k = {c, withscores, count};
     if (!uniq || count == 1) {
         reply_array(&c->out, flat2 ? 2 * (long long)count : (long long)count);
-        size_t *pos = lp ? lp_member_positions(lp, size) : NULL;
-        while (count--) {
-            if (lp)
-                zpick_reply(c, lp, pos[rand64() % size], NULL, withscores);
-            else
-                zpick_reply(c, NULL, 0, (struct zsl_node *)dict_random(zs->d), withscores);
-            /* A huge negative count: stop past 512 MB of pending output
-             * and close the client, as HRANDFIELD does. */
-            if ((c->flags & CF_CLOSE_ASAP) || ((count & 1023) == 0 && c->out.len > (512ull << 20))) {
-                c->flags |= CF_CLOSE_ASAP;
-                break;
-            }
-        }
-        hk_free(pos);
+        zset_random_repeat(e, count, zpick_emit_repeat, &k);
         return;
     }
     if (count >= size) {
@@ -1930,59 +1084,11 @@ static void zrandmember_count(struct client *c, long l, int withscores)
         reply_array(&c->out, flat2 ? 2 * (long long)size : (long long)size);
         struct zcur z;
         for (zc_first(&z, e, 1); zc_ok(&z); zc_next(&z, 1))
-            zpick_reply(c, z.lp, z.p, z.n, withscores);
+            zpick_reply(c, &z, withscores);
         return;
     }
     reply_array(&c->out, flat2 ? 2 * (long long)count : (long long)count);
-    if (lp || count * 3 > size) {
-        /* A partial Fisher-Yates shuffle over every element. */
-        size_t *pos = NULL;
-        struct zsl_node **nodes = NULL;
-        if (lp) {
-            pos = lp_member_positions(lp, size);
-        } else {
-            nodes = hk_malloc(sizeof(*nodes) * size);
-            size_t k = 0;
-            for (struct zsl_node *n = zs->zsl.head->level[0].fwd; n; n = n->level[0].fwd)
-                nodes[k++] = n;
-        }
-        for (size_t k = 0; k < count; k++) {
-            size_t j = k + (size_t)(rand64() % (size - k));
-            if (lp) {
-                size_t t = pos[k];
-                pos[k] = pos[j];
-                pos[j] = t;
-                zpick_reply(c, lp, pos[k], NULL, withscores);
-            } else {
-                struct zsl_node *t = nodes[k];
-                nodes[k] = nodes[j];
-                nodes[j] = t;
-                zpick_reply(c, NULL, 0, nodes[k], withscores);
-            }
-        }
-        hk_free(pos);
-        hk_free(nodes);
-        return;
-    }
-    /* Few of many: random picks, duplicates dropped with a small open
-     * addressing set of node pointers. */
-    size_t cap = 16;
-    while (cap < count * 2)
-        cap <<= 1;
-    struct zsl_node **seen = hk_calloc(sizeof(*seen) * cap);
-    unsigned long added = 0;
-    while (added < count) {
-        struct zsl_node *n = (struct zsl_node *)dict_random(zs->d);
-        size_t h = (size_t)(((uintptr_t)n >> 4) * 0x9E3779B97F4A7C15ULL) & (cap - 1);
-        while (seen[h] && seen[h] != n)
-            h = (h + 1) & (cap - 1);
-        if (seen[h])
-            continue;
-        seen[h] = n;
-        added++;
-        zpick_reply(c, NULL, 0, n, withscores);
-    }
-    hk_free(seen);
+    zset_random_distinct(e, count, zpick_emit, &k);
 }
 
 void zrandmember_command(struct client *c)
@@ -2020,27 +1126,30 @@ void zrandmember_command(struct client *c)
         reply_null(&c->out);
         return;
     }
-    if (e->enc == ENC_LISTPACK) {
-        unsigned char *lp = entry_ptr(e);
-        reply_lp_elem(&c->out, lp, lp_seek(lp, 2 * (long long)(rand64() % zl_len(lp))));
-    } else {
-        struct zsl_node *n = (struct zsl_node *)dict_random(((struct zset *)entry_ptr(e))->d);
-        reply_bulk(&c->out, zsl_member(n), n->mlen);
-    }
+    struct zcur z;
+    zc_random(&z, e);
+    zc_reply_member(&c->out, &z);
 }
 
 /* =========================================================== ZSCAN === */
+
+struct zscan_hit {
+    const char *m;
+    size_t ml;
+    double score;
+};
 
 struct zscan_acc {
     struct client *c;
     const char *pat;
     size_t plen;
     size_t n, cap;
-    const struct zsl_node **nodes;   /* skiplist: matched nodes */
+    struct zscan_hit *hits;   /* skiplist: matched members */
 };
 
-static void zscan_emit(struct zscan_acc *a, const char *m, size_t ml, const char *s, size_t sl)
+static void zscan_emit(void *arg, const char *m, size_t ml, const char *s, size_t sl)
 {
+    struct zscan_acc *a = arg;
     if (a->pat && !glob_match(a->pat, a->plen, m, ml, 0))
         return;
     reply_bulk(&a->c->out, m, ml);
@@ -2048,17 +1157,18 @@ static void zscan_emit(struct zscan_acc *a, const char *m, size_t ml, const char
     a->n++;
 }
 
-static void zscan_cb(void *arg, const struct dict_link *it)
+static void zscan_cb(void *arg, const char *m, size_t ml, double score)
 {
     struct zscan_acc *a = arg;
-    const struct zsl_node *n = (const struct zsl_node *)it;
-    if (a->pat && !glob_match(a->pat, a->plen, zsl_member(n), n->mlen, 0))
+    if (a->pat && !glob_match(a->pat, a->plen, m, ml, 0))
         return;
     if (a->n == a->cap) {
         a->cap = a->cap ? 2 * a->cap : 16;
-        a->nodes = hk_realloc(a->nodes, sizeof(*a->nodes) * a->cap);
+        a->hits = hk_realloc(a->hits, sizeof(*a->hits) * a->cap);
     }
-    a->nodes[a->n++] = n;
+    a->hits[a->n].m = m;
+    a->hits[a->n].ml = ml;
+    a->hits[a->n++].score = score;
 }
 
 void zscan_command(struct client *c)
@@ -2093,39 +1203,28 @@ void zscan_command(struct client *c)
     reply_array(&c->out, 2);
     if (e->enc == ENC_LISTPACK) {
         /* A compact encoding is returned whole, cursor 0 (as Redis). */
-        unsigned char *lp = entry_ptr(e);
         reply_bulk(&c->out, "0", 1);
         size_t mark = reply_defer(&c->out);
-        for (size_t p = lp_first(lp); p != LP_NONE;) {
-            const char *m, *s;
-            size_t ml, sl;
-            char ib[24], sb[24];
-            size_t sp = lp_next(lp, p);
-            lp_str(lp, p, &m, &ml, ib);
-            lp_str(lp, sp, &s, &sl, sb);
-            zscan_emit(&a, m, ml, s, sl);
-            p = lp_next(lp, sp);
-        }
+        zset_lp_visit_raw(e, zscan_emit, &a);
         reply_defer_array(&c->out, mark, 2 * a.n);
         return;
     }
     /* The cursor comes first in the reply but is known only after the
-     * walk: collect the nodes, then reply. */
-    struct zset *zs = entry_ptr(e);
+     * walk: collect the members, then reply. */
     long maxiter = count * 10;
     do {
-        cursor = (unsigned long)dict_scan(zs->d, cursor, zscan_cb, &a);
+        cursor = zset_sl_scan(e, cursor, zscan_cb, &a);
     } while (cursor && maxiter-- && (long)a.n < count);
     char cb[24];
     reply_bulk(&c->out, cb, (size_t)ull_to_str(cb, cursor));
     reply_array(&c->out, 2 * (long long)a.n);
     for (size_t k = 0; k < a.n; k++) {
         char sb[SCORE_BUF];
-        const struct zsl_node *n = a.nodes[k];
-        reply_bulk(&c->out, zsl_member(n), n->mlen);
-        reply_bulk(&c->out, sb, (size_t)d_to_str(sb, sizeof(sb), n->score));
+        const struct zscan_hit *h = &a.hits[k];
+        reply_bulk(&c->out, h->m, h->ml);
+        reply_bulk(&c->out, sb, (size_t)d_to_str(sb, sizeof(sb), h->score));
     }
-    hk_free(a.nodes);
+    hk_free(a.hits);
 }
 
 /* ====================================== ZUNION / ZINTER / ZDIFF ===
@@ -2193,27 +1292,6 @@ static int union_set_visit(void *arg, const char *m, size_t mlen)
     return union_visit(arg, m, mlen, 1.0);
 }
 
-static void tmp_free_node(struct dict_link *it)
-{
-    hk_free(it);
-}
-
-static int tmp_set_visit(void *arg, const char *m, size_t mlen)
-{
-    struct dict *d = arg;
-    if (dict_find(d, m, mlen))
-        return 0;
-    struct zsl_node *n = hk_malloc(sizeof(*n) + mlen);
-    n->link.next = NULL;
-    n->score = 1.0;
-    n->back = NULL;
-    n->mlen = (uint32_t)mlen;
-    n->nlevel = 0;
-    memcpy((char *)&n->level[0], m, mlen);
-    dict_add(d, &n->link);
-    return 0;
-}
-
 /* Score of m in source s (sets: 1), 0 if absent. */
 static int src_find(struct zsrc *s, const char *m, size_t mlen, double *score)
 {
@@ -2222,8 +1300,7 @@ static int src_find(struct zsrc *s, const char *m, size_t mlen, double *score)
     if (s->e->type == OBJ_ZSET)
         return zset_score(s->e, m, mlen, score);
     if (!s->tmp) {
-        s->tmp = dict_new(&zset_dict_type, s->len);
-        set_visit(s->e, tmp_set_visit, s->tmp);
+        s->tmp = zs_set_index(s->e, s->len);
     }
     if (!dict_find(s->tmp, m, mlen))
         return 0;
@@ -2408,20 +1485,9 @@ static void zsetop_generic(struct client *c, int dst, int ni, int op, int card_o
             zdel_dst(c, dst);
             reply_int(&c->out, 0);
         } else {
-            void *p = zs;
-            uint8_t enc = ENC_SKIPLIST;
-            if (n <= (size_t)zset_max_listpack_entries && a.maxlen <= (size_t)zset_max_listpack_value) {
-                unsigned char *lp = lp_new();
-                char sb[SCORE_BUF];
-                for (struct zsl_node *x = zs->zsl.head->level[0].fwd; x; x = x->level[0].fwd) {
-                    lp = lp_append(lp, zsl_member(x), x->mlen);
-                    lp = lp_append(lp, sb, (size_t)score_fmt(sb, x->score));
-                }
-                zs_free(zs);
-                p = lp;
-                enc = ENC_LISTPACK;
-            }
-            db_set(c->db, kslot(c, dst), z_entry_new(c->argv[dst], c->argvlen[dst], p, enc));
+            uint8_t enc;
+            void *p = zs_shrink(zs, a.maxlen, &enc);
+            db_set(c->db, kslot(c, dst), zset_entry_new(c->argv[dst], c->argvlen[dst], p, enc));
             zsignal(c, dst);
             KEY_MODIFIED(c, dst, NOTIFY_ZSET,
                          op == OP_UNION ? "zunionstore" : op == OP_INTER ? "zinterstore" : "zdiffstore");
@@ -2445,7 +1511,7 @@ static void zsetop_generic(struct client *c, int dst, int ni, int op, int card_o
 out_src:
     for (long i = 0; i < setnum; i++)
         if (src[i].tmp)
-            dict_free(src[i].tmp, tmp_free_node);
+            zs_index_free(src[i].tmp);
     if (src != sbuf)
         hk_free(src);
 }
@@ -2503,19 +1569,4 @@ int zset_getkeys_numkeys(struct client *c, int *idx, int max)
 int zset_getkeys_bzmpop(struct client *c, int *idx, int max)
 {
     return getkeys_numkeys(c, idx, max, 2, 0, 0);
-}
-
-/* ================================================ RDB (persist/) === */
-struct entry *zset_load_finish(struct entry *e)
-{
-    if (e->enc != ENC_LISTPACK || (e->flags & E_INLINE))
-        return e;
-    unsigned char *lp = entry_ptr(e);
-    size_t n = lp_bytes(lp);
-    if (!obj_inline_pays(entry_hdr(e) + e->klen, n, ZSET_INLINE_MAX))
-        return e;
-    struct entry *ne = obj_inline_new(OBJ_ZSET, ENC_LISTPACK, entry_key(e), e->klen, entry_expire(e), lp, n);
-    ne->lru = e->lru;
-    entry_free(e); /* and lp with it */
-    return ne;
 }

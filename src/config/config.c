@@ -19,8 +19,11 @@
 #include "../cmd/notify.h"
 #include "../db/object.h"
 #include "../net/client_evict.h"
+#include "../persist/aof.h"
 #include "../ds/stream.h"
 #include "../script/script.h"
+#include "../types/hash.h"
+#include "../types/list.h"
 #include "../cmd/cmd.h"
 
 struct config cfg;
@@ -111,12 +114,11 @@ static void get_bool(const struct param *p, char *buf, size_t cap);
 static int set_dir(const struct param *p, int argc, char **argv, char *err, size_t errlen);
 static void get_dir(const struct param *p, char *buf, size_t cap);
 
-/* Set by persist/aof.c: turn the AOF on or off at run time (CONFIG SET
- * appendonly); 0 or -1 with a message.  NULL before workers start, when
- * only the value is stored. */
-int (*config_appendonly_hook)(int on, char *err, size_t errlen);
+/* Turn the AOF on or off at run time (CONFIG SET appendonly); 0 or -1 with
+ * a message.  Called only once workers run (before, only the value is
+ * stored). */
+int (*config_appendonly_hook)(int on, char *err, size_t errlen) = aof_set_appendonly;
 /* Set by cmd/evict.c: maxmemory changed (a smaller limit evicts now). */
-void (*config_maxmemory_hook)(void);
 
 static struct param params[] = {
     {"port", NULL, T_SPECIAL, &cfg.port, 0, 65535, 0, NULL, set_port, NULL},
@@ -246,62 +248,6 @@ void config_defaults(void)
     cfg.aof_use_rdb_preamble = 1;
     cfg.aof_load_truncated = 1;
     cfg.aof_rewrite_incremental_fsync = 1;
-}
-
-int config_mem_unit(const char *u, unsigned long long *mul)
-{
-    static const struct {
-        const char *name;
-        unsigned long long mul;
-    } units[] = {{"", 1},           {"b", 1},           {"k", 1000},       {"kb", 1024},
-                 {"m", 1000 * 1000}, {"mb", 1024 * 1024}, {"g", 1000000000ULL}, {"gb", 1024ULL * 1024 * 1024}};
-    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-        if (!strcasecmp(u, units[i].name)) {
-            *mul = units[i].mul;
-            return 1;
-        }
-    return 0;
-}
-
-long long config_mem_parse(const char *s, int *ok)
-{
-    char *end;
-    unsigned long long mul;
-    long long v;
-    size_t n = strlen(s);
-    char num[64];
-    size_t i = 0;
-    *ok = 0;
-    while (i < n && (isdigit((unsigned char)s[i]) || (i == 0 && s[i] == '-')))
-        i++;
-    if (i == 0 || i >= sizeof(num))
-        return 0;
-    memcpy(num, s, i);
-    num[i] = 0;
-    if (!config_mem_unit(s + i, &mul))
-        return 0;
-    errno = 0;
-    v = strtoll(num, &end, 10);
-    if (errno || *end || (v > 0 && v > LLONG_MAX / (long long)mul) || (v < 0 && v < LLONG_MIN / (long long)mul))
-        return 0;
-    *ok = 1;
-    return v * (long long)mul;
-}
-
-int client_is_local(const struct client *c)
-{
-    const char *colon = strrchr(c->addr, ':'); /* "ip:port" (net/worker.c) */
-    size_t n = colon ? (size_t)(colon - c->addr) : 0;
-    static const char *const local[] = {"127.0.0.1", "::1", "::ffff:127.0.0.1"};
-    for (size_t i = 0; i < sizeof(local) / sizeof(local[0]); i++)
-        if (n == strlen(local[i]) && !memcmp(c->addr, local[i], n))
-            return 1;
-    return 0;
-}
-
-int config_allows(int mode, const struct client *c)
-{
-    return mode == CFG_ALLOW_YES || (mode == CFG_ALLOW_LOCAL && client_is_local(c));
 }
 
 static const struct param *find_param(const char *name)
@@ -656,8 +602,8 @@ static int param_set(const struct param *p, int argc, char **argv, int apply, ch
                 __atomic_store_n((long long *)p->ptr, x, __ATOMIC_RELAXED);
             else
                 __atomic_store_n((int *)p->ptr, (int)x, __ATOMIC_RELAXED);
-            if (p->ptr == &cfg.maxmemory && config_maxmemory_hook)
-                config_maxmemory_hook();
+            if (p->ptr == &cfg.maxmemory)
+                evict_maxmemory_changed();
         }
         return 0;
     }

@@ -1,13 +1,14 @@
 /* db.c - see db.h. */
 #include "db.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../base/log.h"
 #include "../base/mem.h"
 #include "../base/util.h"
-#include "../cmd/blocking.h"
 #include "object.h"
 
 struct keyspace ks;
@@ -234,6 +235,42 @@ void db_unlock_all(void)
         spin_unlock(&ks.locks[i]);
 }
 
+/* ------------------------------------------------------ script mutex --- */
+/* Taken before any slot lock (lock order: script mutex, then slots).  The
+ * wait is a trylock loop with 1 ms timed waits so a holder that turns into
+ * a busy script is noticed (script_busy) and the waiter gives up. */
+static pthread_mutex_t script_mu = PTHREAD_MUTEX_INITIALIZER;
+static _Thread_local int script_depth;
+
+int script_mutex_lock(void)
+{
+    if (script_depth > 0) {
+        script_depth++;
+        return 0;
+    }
+    while (pthread_mutex_trylock(&script_mu) != 0) {
+        if (atomic_load_explicit(&script_busy, memory_order_relaxed))
+            return -1;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 1000000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        if (pthread_mutex_timedlock(&script_mu, &ts) == 0)
+            break;
+    }
+    script_depth = 1;
+    return 0;
+}
+
+void script_mutex_unlock(void)
+{
+    if (--script_depth == 0)
+        pthread_mutex_unlock(&script_mu);
+}
+
 static inline struct db_stats *st(void)
 {
     return db_tstats ? db_tstats : &dummy_stats;
@@ -411,8 +448,8 @@ static void remove_at_ex(int db, unsigned slot, long idx, int free_it, int shrin
         table_remove(tp, idx);
     else
         table_remove_keep(*tp, idx);
-    if (e->type == OBJ_STREAM) /* XREADGROUP waiters learn that the key is gone */
-        signal_key_ready(db, slot, entry_key(e), e->klen);
+    if (e->type == OBJ_STREAM && db_stream_gone_hook) /* XREADGROUP waiters learn that the key is gone */
+        db_stream_gone_hook(db, slot, entry_key(e), e->klen);
     if ((*tp)->used == 0) {
         table_free(*tp, NULL);
         *tp = NULL;
@@ -427,8 +464,10 @@ static void remove_at(int db, unsigned slot, long idx, int free_it)
     remove_at_ex(db, slot, idx, free_it, 1);
 }
 
+void (*db_stream_gone_hook)(int db, unsigned slot, const char *key, size_t klen);
 void (*db_key_expired_hook)(int db, unsigned slot, const char *key, size_t klen);
 void (*db_hash_expired_hook)(int db, unsigned slot, const char *key, size_t klen, int deleted);
+void (*db_hash_field_expired_hook)(int db, const char *key, size_t klen, const char *field, size_t flen);
 void (*_Atomic db_keymiss_hook)(int db, const char *key, size_t klen);
 void (*_Atomic db_key_added_hook)(int db, const char *key, size_t klen);
 
@@ -525,8 +564,8 @@ void db_replace(int db, unsigned slot, long idx, struct entry *e)
         slot_exp_add(slot, 1);
     }
     t->slots[idx] = e;
-    if (old->type == OBJ_STREAM && old != e) /* overwritten: XREADGROUP waiters re-check */
-        signal_key_ready(db, slot, entry_key(e), e->klen);
+    if (old->type == OBJ_STREAM && old != e && db_stream_gone_hook) /* overwritten: XREADGROUP waiters re-check */
+        db_stream_gone_hook(db, slot, entry_key(e), e->klen);
     if (old != e)
         entry_free(old);
 }
@@ -712,7 +751,7 @@ long db_active_expire(unsigned from, unsigned to, unsigned *cursor, struct expir
                     b_checked++;
                     if (!gone && (e->flags & E_HFE)) {
                         int empty = 0;
-                        long dropped = hash_expire_fields(d, e, s, now, &empty);
+                        long dropped = obj_ops(OBJ_HASH)->expire_fields(d, e, s, now, &empty);
                         gone = empty;
                         /* (e stays in place: expiry only shrinks it) */
                         if ((dropped || empty) && db_hash_expired_hook)

@@ -112,7 +112,19 @@ extern atomic_int db_lock_yield_req;
  * lock may be waiting in worker_broadcast() for this worker. */
 extern int (*db_wait_jobs_pending)(void);
 extern void (*db_wait_run_jobs)(void);
+/* Busy script: 0 none, 1 a script (EVAL), 2 a function (FCALL) has run past
+ * busy-reply-threshold.  cmd_execute replies BUSY to commands without
+ * CMD_ALLOW_BUSY while it is set.  Written by the script engine. */
 extern atomic_int script_busy;
+/* The script mutex.  Scripts run one at a time across the server (while
+ * every other command keeps running on every thread); EXEC of commands
+ * that need it, and persist/'s fork and DEBUG RELOAD / LOADAOF freezes,
+ * take it too.  Lock order: script mutex, then slot locks.  Reentrant on
+ * one thread (EXEC holding it runs EVAL).  Returns -1 without taking it
+ * when the holder is a busy script (the caller replies BUSY).  It lives
+ * here, below all its users (cmd/, script/, persist/). */
+int script_mutex_lock(void);
+void script_mutex_unlock(void);
 void db_lock_slots(unsigned *slots, int n);
 int db_lock_slots_ex(unsigned *slots, int n, int busy_abort);
 /* One slot, nothing else held: 0 locked, -1 busy script (not locked). */
@@ -150,7 +162,7 @@ struct entry *db_unlink(int db, unsigned slot, long idx);
 struct entry *db_set_expire(int db, unsigned slot, long idx, long long when_ms);
 
 /* Mark (on) or unmark the entry at idx as a hash with field TTLs, so the
- * sweeper calls hash_expire_fields() on it. */
+ * sweeper calls the hash type's type_ops.expire_fields (types/hash.c) on it. */
 void db_set_hfe(int db, unsigned slot, struct entry *e, int on);
 
 /* Entries. */
@@ -201,12 +213,20 @@ long db_active_expire(unsigned from, unsigned to, unsigned *cursor, struct expir
  *    valid for the call only.  (Keyspace event "expired", WATCH.)
  *  - db_hash_expired_hook: the sweeper dropped expired fields of a hash;
  *    deleted: the hash became empty and is about to be removed.
+ *  - db_hash_field_expired_hook: types/hash.c dropped a field because its
+ *    TTL passed (sweeper, HRANDFIELD), one call per field before it goes:
+ *    feeds HDEL key field to the AOF and replicas (cmd/t_hash.c).
+ *  - db_stream_gone_hook: a stream key was deleted or overwritten: its
+ *    XREADGROUP waiters must be re-run to answer their errors
+ *    (cmd/blocking.c: signal_key_ready).
  *  - db_keymiss_hook: a lookup that counts hits/misses found nothing
  *    (keyspace event "keymiss"); set only while that class is enabled.
  *  - db_key_added_hook: db_add() is adding a key (keyspace event "new",
  *    which Redis fires in dbAdd); set only while that class is enabled. */
 extern void (*db_key_expired_hook)(int db, unsigned slot, const char *key, size_t klen);
 extern void (*db_hash_expired_hook)(int db, unsigned slot, const char *key, size_t klen, int deleted);
+extern void (*db_hash_field_expired_hook)(int db, const char *key, size_t klen, const char *field, size_t flen);
+extern void (*db_stream_gone_hook)(int db, unsigned slot, const char *key, size_t klen);
 extern void (*_Atomic db_keymiss_hook)(int db, const char *key, size_t klen);
 extern void (*_Atomic db_key_added_hook)(int db, const char *key, size_t klen);
 

@@ -19,17 +19,18 @@ int set_max_listpack_value = 64;
 int zset_max_listpack_entries = 128;
 int zset_max_listpack_value = 64;
 
+/* Indexed by OBJ_* (entry.h: 0..7). */
+static const struct type_ops *type_ops_tab[8];
+
+void obj_register_type(uint8_t type, const struct type_ops *ops)
+{
+    if (type < sizeof(type_ops_tab) / sizeof(type_ops_tab[0]))
+        type_ops_tab[type] = ops;
+}
+
 const struct type_ops *obj_ops(uint8_t type)
 {
-    switch (type) {
-    case OBJ_LIST: return &list_type_ops;
-    case OBJ_HASH: return &hash_type_ops;
-    case OBJ_SET: return &set_type_ops;
-    case OBJ_ZSET: return &zset_type_ops;
-    case OBJ_STREAM: return &stream_type_ops;
-    case OBJ_VSET: return &vset_type_ops;
-    default: return NULL;
-    }
+    return type < sizeof(type_ops_tab) / sizeof(type_ops_tab[0]) ? type_ops_tab[type] : NULL;
 }
 
 struct entry *entry_new_obj(uint8_t type, uint8_t enc, const char *key, size_t klen, void *p, long long expire)

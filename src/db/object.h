@@ -1,11 +1,11 @@
 /* object.h - the collection value layer shared by every data type.
  *
  * A key's entry (entry.h) holds a string inline, or for a collection a
- * pointer to its structure; entry->enc says which structure.  Each type
- * module (cmd/t_list.c, t_hash.c, t_set.c, t_zset.c) supplies a
- * struct type_ops so the generic keyspace code can free, copy (COPY),
- * measure (MEMORY USAGE, lazy-free decisions) and count a value without
- * knowing its layout.
+ * pointer to its structure; entry->enc says which structure.  Each value
+ * type (types/: list, hash, set, zset, stream, vset) registers a
+ * struct type_ops (types_init(), at start-up) so the generic keyspace code
+ * can free, copy (COPY), measure (MEMORY USAGE, lazy-free decisions) and
+ * count a value without knowing its layout: db/ never includes types/.
  *
  * Encoding thresholds are the Redis configuration parameters of the same
  * names (config.c registers them); they are plain ints read on every write
@@ -36,13 +36,15 @@ struct type_ops {
     /* Cost of freeing it, in allocations (1 for one-allocation encodings);
      * compared with LAZYFREE_THRESHOLD. */
     size_t (*effort)(const void *p, uint8_t enc);
+    /* Hashes only (NULL for other types): the expiry sweeper's call for an
+     * entry flagged E_HFE (db.c), types/hash.h's hash_expire_fields. */
+    long (*expire_fields)(int db, struct entry *e, unsigned slot, long long now, int *empty);
 };
 
-/* Defined by the type modules (t_list.c, t_hash.c, t_set.c, t_zset.c);
- * obj_ops() returns NULL for strings, whose value is inline bytes. */
-extern const struct type_ops list_type_ops, hash_type_ops, set_type_ops, zset_type_ops;
-extern const struct type_ops stream_type_ops; /* cmd/t_stream.c */
-extern const struct type_ops vset_type_ops;   /* cmd/t_vset.c */
+/* Register the ops of a collection type (types_init(), once, before any
+ * thread or value exists; read-only afterwards). */
+void obj_register_type(uint8_t type, const struct type_ops *ops);
+/* The ops of a type; NULL for strings, whose value is inline bytes. */
 const struct type_ops *obj_ops(uint8_t type);
 
 /* Encoding thresholds (Redis parameter names and defaults). */
@@ -134,20 +136,8 @@ int obj_inline_attach(struct entry *e, size_t n, size_t max, size_t was, struct 
  * nonzero to stop early. */
 typedef int (*obj_visit_fn)(void *arg, const char *s, size_t len);
 typedef int (*zset_visit_fn)(void *arg, const char *s, size_t len, double score);
-void list_visit(struct entry *e, obj_visit_fn fn, void *arg);               /* t_list.c: head to tail */
-void set_visit(struct entry *e, obj_visit_fn fn, void *arg);                /* t_set.c */
-void zset_visit(struct entry *e, int reverse, zset_visit_fn fn, void *arg); /* t_zset.c: rank order */
-/* t_list.c: a list structure holding s[0..n-1] in order (SORT STORE);
- * *enc gets its encoding (listpack or quicklist by the thresholds). */
-void *list_build(const char *const *s, const size_t *len, size_t n, uint8_t *enc);
-/* t_hash.c: field f of hash e (expired fields are absent): 1 and the value
- * in (*v, *vlen), integers formatted into ibuf (>= 32 bytes); 0 if none. */
-int hash_get_field(struct entry *e, const char *f, size_t flen, const char **v, size_t *vlen, char *ibuf);
-/* t_hash.c: drop the fields of hash e whose TTL is <= now (called by the
- * expiry sweeper, slot lock held, for entries flagged E_HFE); returns the
- * number dropped and sets *empty when no field is left (the caller then
- * deletes the key).  Clears E_HFE via db_set_hfe when no TTL is left. */
-long hash_expire_fields(int db, struct entry *e, unsigned slot, long long now, int *empty); /* db: for the AOF's HDELs */
+/* (set_visit: types/set.h; zset_visit: types/zset.h) */
+/* (list_visit, list_build: types/list.h; hash_get_field: types/hash.h) */
 
 /* OBJECT ENCODING's name for an entry. */
 const char *obj_enc_name(const struct entry *e);

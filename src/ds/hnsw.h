@@ -1,5 +1,5 @@
 /* hnsw.h - HotKV's HNSW index (Hierarchical Navigable Small World graph)
- * for vector sets (cmd/t_vset.c).
+ * for vector sets (types/vset.c).
  *
  * Nodes are numbered with 32-bit ids (reused after deletes).  Each node is
  * one allocation: a small header, its vector (float32, int8 + scale, or a

@@ -1,5 +1,5 @@
 /* stream.h - the entries of a Redis stream: ID-ordered records of
- * field/value pairs (cmd/t_stream.c builds the STREAM type on it, consumer
+ * field/value pairs (types/stream.c builds the STREAM type on it, consumer
  * groups included).
  *
  * Layout: a stream is an array of pointers to blocks, in ID order.  A block
@@ -70,7 +70,7 @@ struct stream {
     struct stream_id first_id;    /* first live entry, 0-0 when empty */
     struct stream_id max_deleted; /* max_deleted_entry_id */
     uint64_t entries_added;       /* entries ever added */
-    void *cgroups;                /* consumer groups: owned by cmd/t_stream.c */
+    void *cgroups;                /* consumer groups: owned by types/stream.c */
 };
 
 /* Node limits (stream-node-max-bytes / -entries; 0 = unlimited). */

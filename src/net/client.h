@@ -73,7 +73,7 @@ struct client {
     int argv_cap;
     const struct cmd *cmd;
 
-    struct waiter *blocked;             /* db/blocking.c, NULL if not blocked */
+    struct waiter *blocked;             /* cmd/blocking.c, NULL if not blocked */
     struct client *resume_next;         /* worker's resume list */
     struct dict *ps_subs[3];            /* cmd/pubsub.c: channels, patterns, shard channels held */
     struct multi_state *ms;             /* cmd/multi.c: MULTI queue and WATCHed keys (NULL: never used) */
@@ -91,6 +91,14 @@ void client_close(struct client *c);
  * its pipelined input in its loop. Owner thread only. */
 void client_unblocked(struct client *c);
 void client_free_args(struct client *c);
+/* Bytes c holds: the struct, its buffers and argv, and what the features
+ * keep for it (net/hooks.h client_mem).  INFO, CLIENT LIST, MEMORY STATS,
+ * maxmemory-clients. */
+size_t client_mem_usage(const struct client *c);
+/* Redis's notion of a local client: its peer address is exactly
+ * 127.0.0.1 or ::1 (an IPv4-mapped ::ffff:127.0.0.1 too); other
+ * 127.0.0.0/8 addresses are not local.  HotKV has no unix socket. */
+int client_is_local(const struct client *c);
 /* Output was appended to c outside its own command (pub/sub delivery):
  * queue it for writing and apply the output-buffer limit (a client over
  * it is closed once the loop turn ends).  Owner thread only. */

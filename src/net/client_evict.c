@@ -11,8 +11,6 @@
 
 #include "../base/log.h"
 #include "../base/mem.h"
-#include "../cmd/memstats.h"
-#include "../config/config.h"
 
 long long cev_maxmemory_clients;
 

@@ -39,17 +39,62 @@
 #include "../base/log.h"
 #include "../base/mem.h"
 #include "../base/util.h"
-#include "../cmd/evict.h"
-#include "../cmd/memstats.h"
-#include "../cmd/multi.h"
-#include "../cmd/pubsub.h"
-#include "../cmd/tracking.h"
-#include "../cmd/blocking.h"
-#include "../persist/aof.h"
-#include "../persist/prop.h"
-#include "worker.h"
 #include "../server.h"
 #include "client_evict.h"
+#include "hooks.h"
+#include "worker.h"
+
+/* ------------------------------------------------------------ hooks --- */
+/* Defaults: nothing above net/ (unit tests that drive clients directly);
+ * server start-up installs cmd/'s (net_set_hooks). */
+static void hook_client_nop(struct client *c)
+{
+    (void)c;
+}
+static void hook_worker_nop(struct worker *w)
+{
+    (void)w;
+}
+static void hook_init_nop(int n)
+{
+    (void)n;
+}
+static long long hook_timeout_none(struct worker *w, long long now_ms)
+{
+    (void)w;
+    (void)now_ms;
+    return -1;
+}
+static size_t hook_client_mem_none(const struct client *c)
+{
+    (void)c;
+    return 0;
+}
+static int hook_ncommands_none(void)
+{
+    return 0;
+}
+static void hook_reply_barrier_nop(void)
+{
+}
+struct net_hooks net_hooks = {
+    .execute = hook_client_nop,
+    .client_gone = hook_client_nop,
+    .workers_init = hook_init_nop,
+    .thread_start = hook_worker_nop,
+    .thread_exit = hook_worker_nop,
+    .next_timeout = hook_timeout_none,
+    .cron = hook_worker_nop,
+    .ncommands = hook_ncommands_none,
+    .client_mem = hook_client_mem_none,
+};
+atomic_int net_reply_barrier_on;
+void (*net_reply_barrier)(void) = hook_reply_barrier_nop;
+
+void net_set_hooks(const struct net_hooks *h)
+{
+    net_hooks = *h; /* every member set (net/hooks.h) */
+}
 
 #define ARGV_KEEP 1024 /* argv slots a connection keeps between commands */
 
@@ -269,14 +314,7 @@ void client_close(struct client *c)
         }
         return;
     }
-    if (c->blocked)
-        blocking_client_gone(c);
-    if (c->flags & CF_PUBSUB)
-        pubsub_client_gone(c);
-    if (c->ms)
-        multi_client_gone(c);
-    if (c->trk)
-        tracking_client_gone(c);
+    net_hooks.client_gone(c);
     if (c->cev_mem)
         cev_client_gone(c);
     if (c->flags & CF_RESUME)
@@ -313,13 +351,45 @@ void client_close(struct client *c)
     hk_free(c);
 }
 
+/* Every client struct is one hk_calloc(sizeof(struct client)): one size
+ * class, asked of the allocator once (maxmemory-clients recounts a client
+ * after each command). */
+static _Atomic size_t client_struct_bytes;
+
+size_t client_mem_usage(const struct client *c)
+{
+    size_t n = atomic_load_explicit(&client_struct_bytes, memory_order_relaxed);
+    if (!n) {
+        n = hk_usable((void *)c);
+        atomic_store_explicit(&client_struct_bytes, n, memory_order_relaxed);
+    }
+    n += c->qcap + c->out.cap;
+    if (c->pushbuf)
+        n += sizeof(*c->pushbuf) + c->pushbuf->cap;
+    n += (size_t)c->argv_cap * (sizeof(*c->argv) + sizeof(*c->argvlen) + sizeof(*c->kslot));
+    /* What the features above keep for c (MULTI queue, subscriptions,
+     * tracking prefixes). */
+    return n + net_hooks.client_mem(c);
+}
+
+int client_is_local(const struct client *c)
+{
+    const char *colon = strrchr(c->addr, ':'); /* "ip:port" (net/worker.c) */
+    size_t n = colon ? (size_t)(colon - c->addr) : 0;
+    static const char *const local[] = {"127.0.0.1", "::1", "::ffff:127.0.0.1"};
+    for (size_t i = 0; i < sizeof(local) / sizeof(local[0]); i++)
+        if (n == strlen(local[i]) && !memcmp(c->addr, local[i], n))
+            return 1;
+    return 0;
+}
+
 /* Write what is pending.  Returns -1 if the client was closed. */
 static int client_write(struct client *c)
 {
     /* AOF on: no reply before the writes fed so far are written to the
      * file (and fsynced with appendfsync always); a no-op when the loop's
      * group commit already covered them (persist/aof.h). */
-    aof_before_reply();
+    net_before_reply();
     while (c->sent < c->out.len) {
         ssize_t n = write(c->fd, c->out.buf + c->sent, c->out.len - c->sent);
         STAT_ADD(c->w->stats.writes, 1);
@@ -435,7 +505,7 @@ static void process_input(struct client *c)
         }
         if (c->parser.argc > 0) {
             set_args(c);
-            cmd_execute(c);
+            net_hooks.execute(c);
             /* maxmemory-clients: recount c after its command (the
              * output-buffer limit first), maybe evict (net/client_evict.h). */
             if (HK_UNLIKELY(cev_enabled())) {
@@ -997,7 +1067,7 @@ static void flush_pending_ring(struct worker *w)
     struct ring_op ops[RING_DEPTH];
     while (w->pending_write && ring_on) {
         int n = 0;
-        aof_before_reply(); /* the replies may not leave before the AOF has their writes */
+        net_before_reply(); /* the replies may not leave before the AOF has their writes */
         while (w->pending_write && n < RING_DEPTH) {
             struct client *c = w->pending_write;
             w->pending_write = c->pw_next;
@@ -1068,7 +1138,7 @@ void worker_process_events_busy(struct worker *w, struct client *running)
     }
     /* Write the replies, keeping the running client (and the ones to close)
      * for the outer loop turn. */
-    aof_before_reply();
+    net_before_reply();
     struct client *list = w->pending_write, *keep = NULL;
     w->pending_write = NULL;
     while (list) {
@@ -1116,7 +1186,7 @@ static void flush_push(struct worker *w, int budget)
                 continue; /* written with the command replies */
             ops[n++].c = c;
         }
-        aof_before_reply();
+        net_before_reply();
         ring_send(ops, n);
     }
     while (w->push_head && budget-- > 0) {
@@ -1236,15 +1306,9 @@ static void cron(struct worker *w)
     /* Active expiry: the probe (a worker behind sweeps between turns). */
     if (!exp_behind)
         expire_slice(w);
-    /* Still over maxmemory with no command to do the work (EVICT_RUNNING,
-     * or a CONFIG SET shrink): evict here, a tenth of the period at most. */
-    if (__atomic_load_n(&cfg.maxmemory, __ATOMIC_RELAXED) > 0)
-        evict_cron(100000 / (cfg.hz > 0 ? cfg.hz : 10));
-    /* Client-side caching: invalidations of keys expired above, and the
-     * tracking-table-max-keys limit. */
-    tracking_cron(w);
-    /* This worker's client buffers, for INFO memory / MEMORY STATS. */
-    memstats_worker_cron(w);
+    /* The features' cron (cmd/loop.c: eviction, tracking, the memory
+     * figures of this worker's clients). */
+    net_hooks.cron(w);
     /* maxmemory-clients: recount every client, evict if over. */
     if (cev_enabled())
         cev_worker_cron(w);
@@ -1262,7 +1326,7 @@ static void *worker_main(void *arg)
 
     cur_worker = w;
     db_tstats = &w->stats.db;
-    prop_thread_register(); /* this worker's change counter (persist/prop.h) */
+    net_hooks.thread_start(w); /* e.g. this worker's change counter (persist/prop.h) */
     mem_thread_register();  /* this worker's allocator counters (base/mem.h) */
     snprintf(name, sizeof(name), "hotkv-w%d", w->id);
     pthread_setname_np(pthread_self(), name);
@@ -1272,11 +1336,9 @@ static void *worker_main(void *arg)
     while (!atomic_load_explicit(&server_shutdown, memory_order_relaxed)) {
         long long now = time_ms();
         int timeout = (int)(w->next_cron_ms - now);
-        if (blocking_any(w)) {
-            long long bt = blocking_cron(w, now);
-            if (bt >= 0 && bt < timeout)
-                timeout = (int)bt;
-        }
+        long long bt = net_hooks.next_timeout(w, now);
+        if (bt >= 0 && bt < timeout)
+            timeout = (int)bt;
         timeout = expire_timeout(timeout);
         if (w->resume || w->push_head)
             timeout = 0;
@@ -1298,7 +1360,7 @@ static void *worker_main(void *arg)
         }
         turn_io(ops, nops);
         run_resumed(w);
-        aof_before_reply(); /* one group commit for this turn's replies */
+        net_before_reply(); /* one group commit for this turn's replies */
         flush_pending(w);
         flush_push(w, PUSH_BUDGET);
         expire_turn(w, n == 0);
@@ -1328,8 +1390,7 @@ static void *worker_main(void *arg)
         nanosleep(&ts, NULL);
     }
     ring_exit();
-    prop_thread_unregister();
-    evict_thread_exit();
+    net_hooks.thread_exit(w);
     mem_thread_unregister();
     return NULL;
 }
@@ -1464,12 +1525,11 @@ int workers_start(int n)
     workers = hk_calloc(sizeof(struct worker) * (size_t)n);
     db_wait_jobs_pending = jobs_pending_hook;
     db_wait_run_jobs = run_jobs_hook;
-    blocking_init_workers(n);
-    pubsub_init(n);
+    net_hooks.workers_init(n);
     for (int i = 0; i < n; i++) {
         struct worker *w = &workers[i];
         struct epoll_event ev;
-        int ncmd = cmd_count();
+        int ncmd = net_hooks.ncommands();
         w->id = i;
         w->epfd = epoll_create1(EPOLL_CLOEXEC);
         w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -1615,7 +1675,7 @@ void workers_join(void)
  * atomic loads while workers run: an approximate snapshot, as INFO is. */
 void stats_sum(struct worker_stats *o)
 {
-    int ncmd = cmd_count();
+    int ncmd = net_hooks.ncommands();
     unsigned long long *calls = o->cmd_calls, *usec = o->cmd_usec, *rej = o->cmd_rejected, *fail = o->cmd_failed;
     memset(o, 0, sizeof(*o));
     o->cmd_calls = calls;
@@ -1661,7 +1721,7 @@ void stats_sum(struct worker_stats *o)
 
 static void reset_one(struct worker *w, void *arg)
 {
-    int ncmd = cmd_count();
+    int ncmd = net_hooks.ncommands();
     struct worker_stats *st = &w->stats;
     (void)arg;
     STAT_SET(st->commands, 0);

@@ -54,6 +54,12 @@ void worker_broadcast(void (*fn)(struct worker *, void *), void *arg);
 /* Queue a job for worker w without waiting (fn runs on w's thread). */
 void worker_post(struct worker *w, void (*fn)(struct worker *, void *), void *arg);
 
+/* Start-up and shutdown (server.c): start n workers (-1 on failure, with
+ * the reason logged), wake every loop, wait for them to exit. */
+int workers_start(int n);
+void workers_wake_all(void);
+void workers_join(void);
+
 /* Stats summed over workers (approximate while they run). */
 void stats_sum(struct worker_stats *out);
 void stats_reset(void);

@@ -40,16 +40,18 @@
 #include "../base/log.h"
 #include "../base/mem.h"
 #include "../base/util.h"
-#include "../cmd/multi.h"
-#include "../cmd/t_hash.h"
-#include "../cmd/t_stream.h"
-#include "../cmd/t_vset.h"
+#include "../types/hash.h"
+#include "../types/list.h"
+#include "../types/set.h"
+#include "../types/stream.h"
+#include "../types/vset.h"
+#include "../types/zset.h"
 #include "../db/db.h"
 #include "../db/object.h"
+#include "../net/hooks.h"
 #include "../net/worker.h"
 #include "../server.h"
 #include "../base/crc64.h"
-#include "../script/script.h"
 #include "rdb.h"
 #include "prop.h"
 #include "snapshot.h"
@@ -59,8 +61,6 @@ enum { AOF_OFF = 0, AOF_ON = 1, AOF_WAIT_REWRITE = 2 };
 #define ITEMS_PER_CMD 64              /* Redis's AOF_REWRITE_ITEMS_PER_CMD */
 #define AUTOSYNC_BYTES (4u << 20)     /* aof-rewrite-incremental-fsync step */
 #define MANIFEST_MAX_LINE 1024
-
-extern int (*config_appendonly_hook)(int on, char *err, size_t errlen);
 
 /* ------------------------------------------------------------ buffers --- */
 struct bbuf {
@@ -152,6 +152,24 @@ static void bb_cmd(struct bbuf *b, int argc, const char *const *argv, const size
 /* ------------------------------------------------------------- state --- */
 atomic_ullong aof_fed_bytes, aof_written_bytes, aof_synced_bytes;
 atomic_int aof_active;
+
+/* The loop's reply barrier (net/hooks.h) follows aof_active: while the AOF
+ * is on, no reply leaves before the writes it acknowledges are written
+ * (and fsynced with appendfsync always): aof_before_reply(). */
+static void aof_reply_barrier(void)
+{
+    aof_before_reply();
+}
+
+static void aof_set_active(int on)
+{
+    /* Set before the flag is first raised (the loop reads the flag with
+     * acquire, then the pointer); never changes afterwards. */
+    if (net_reply_barrier != aof_reply_barrier)
+        net_reply_barrier = aof_reply_barrier;
+    atomic_store(&aof_active, on);
+    atomic_store(&net_reply_barrier_on, on);
+}
 
 static pthread_mutex_t rw_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t rw_cv = PTHREAD_COND_INITIALIZER; /* rw_starting went back to 0 */
@@ -1504,7 +1522,7 @@ static int rewrite_commands(struct bw *w)
         int n = snprintf(ts, sizeof(ts), "#TS:%lld\r\n", now / 1000);
         bw_raw(w, ts, (size_t)n);
     }
-    fn_rdb_foreach_lib(visit_lib, w);
+    rdb_fn_foreach_lib(visit_lib, w);
     for (int d = 0; d < ks.ndb && !w->err; d++) {
         int selected = 0;
         for (unsigned s = 0; s < NSLOTS && !w->err; s++) {
@@ -1836,7 +1854,7 @@ static void stop_appending(void)
     pthread_mutex_lock(&aof_mu);
     last_db = -1;
     pthread_mutex_unlock(&aof_mu);
-    atomic_store(&aof_active, 0);
+    aof_set_active(0);
 }
 
 void aof_rewrite_done(int ok)
@@ -2022,31 +2040,27 @@ void aof_cron(void)
     rewrite_start();
 }
 
-void bgrewriteaof_command(struct client *c)
+int aof_bgrewrite(void)
 {
-    if (atomic_load(&rw_in_progress) || persist_child_type() == CHILD_AOF) {
-        reply_error(&c->out, "ERR Background append only file rewriting already in progress");
-        return;
-    }
-    if (persist_child_type() != CHILD_NONE || lockctx_active()) {
+    if (atomic_load(&rw_in_progress) || persist_child_type() == CHILD_AOF)
+        return PERSIST_IN_PROGRESS;
+    if (persist_child_type() != CHILD_NONE || persist_lockctx_active()) {
         atomic_store(&rw_scheduled, 1);
         atomic_store(&rw_fail_streak, 0);
-        reply_status(&c->out, "Background append only file rewriting scheduled");
-        return;
+        return PERSIST_SCHEDULED;
     }
     int r = rewrite_start(); /* with the AOF off too: a new base, as Redis */
     if (r == RW_STARTED)
-        reply_status(&c->out, "Background append only file rewriting started");
-    else if (r == RW_SCHEDULED)
-        reply_status(&c->out, "Background append only file rewriting scheduled");
-    else if (r == RW_IN_PROGRESS)
-        reply_error(&c->out, "ERR Background append only file rewriting already in progress");
-    else
-        reply_error(&c->out, "ERR Can't execute an AOF background rewriting. Please check the server logs for more information.");
+        return PERSIST_OK;
+    if (r == RW_SCHEDULED)
+        return PERSIST_SCHEDULED;
+    if (r == RW_IN_PROGRESS)
+        return PERSIST_IN_PROGRESS;
+    return PERSIST_ERR;
 }
 
 /* ------------------------------------------------- CONFIG SET appendonly --- */
-static int set_appendonly(int on, char *err, size_t errlen)
+int aof_set_appendonly(int on, char *err, size_t errlen)
 {
     if (on) {
         pthread_mutex_lock(&rw_mu);
@@ -2064,7 +2078,7 @@ static int set_appendonly(int on, char *err, size_t errlen)
         }
         atomic_store(&aof_state, AOF_WAIT_REWRITE);
         __atomic_store_n(&cfg.appendonly, 1, __ATOMIC_RELAXED);
-        atomic_store(&aof_active, 1);
+        aof_set_active(1);
         thread_start();
         pthread_mutex_unlock(&rw_mu);
         /* A rewrite started while the AOF was off does not carry the writes
@@ -2076,7 +2090,7 @@ static int set_appendonly(int on, char *err, size_t errlen)
         pthread_mutex_unlock(&rw_mu);
         if (running)
             persist_kill_child();
-        int r = (persist_child_type() != CHILD_NONE || lockctx_active()) ? RW_SCHEDULED : rewrite_start();
+        int r = (persist_child_type() != CHILD_NONE || persist_lockctx_active()) ? RW_SCHEDULED : rewrite_start();
         if (r == RW_SCHEDULED || r == RW_IN_PROGRESS) {
             atomic_store(&rw_scheduled, 1);
             log_msg(LL_NOTICE, "AOF was enabled but there is already another background operation. An AOF background was scheduled to start when possible.");
@@ -2084,7 +2098,7 @@ static int set_appendonly(int on, char *err, size_t errlen)
             pthread_mutex_lock(&rw_mu);
             atomic_store(&aof_state, AOF_OFF);
             __atomic_store_n(&cfg.appendonly, 0, __ATOMIC_RELAXED);
-            atomic_store(&aof_active, 0);
+            aof_set_active(0);
             pthread_mutex_unlock(&rw_mu);
             log_msg(LL_WARNING, "HotKV needs to enable the AOF but can't trigger a background AOF rewrite operation. Check the above logs for more info about the error.");
             snprintf(err, errlen, "Failed to enable the AOF (see the server log)");
@@ -2127,7 +2141,6 @@ __attribute__((constructor)) static void aof_init(void)
     pthread_cond_init(&aof_cv, &ca);
     pthread_condattr_destroy(&ca);
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-    config_appendonly_hook = set_appendonly;
 }
 
 /* --------------------------------------------------------------- INFO --- */
@@ -2302,15 +2315,24 @@ static int rd_exact(struct rd *r, char *dst, size_t n)
     return 1;
 }
 
+/* The commands run through the replayer cmd registered (aof.h); none:
+ * every command is unknown. */
+static const struct aof_replayer *replayer;
+
+void aof_set_replayer(const struct aof_replayer *r)
+{
+    replayer = r;
+}
+
 struct qcmd {
+    const void *cmd; /* the replayer's handle */
     int argc;
     char **argv;
     size_t *lens;
 };
 
 struct loader {
-    struct client fc;
-    struct worker fw;
+    void *rs; /* the replayer's client (NULL without a replayer) */
     int in_multi;
     struct qcmd *q;
     int nq, capq;
@@ -2318,23 +2340,13 @@ struct loader {
     long long delay_us;
 };
 
+/* The replayer's begin() takes every slot lock (a lock context, nested in
+ * the caller's when DEBUG LOADAOF holds one already). */
 static void loader_init(struct loader *L)
 {
     memset(L, 0, sizeof(*L));
-    int ncmd = cmd_count();
-    L->fw.id = -1;
-    L->fw.stats.cmd_calls = hk_calloc(sizeof(unsigned long long) * (size_t)ncmd);
-    L->fw.stats.cmd_usec = hk_calloc(sizeof(unsigned long long) * (size_t)ncmd);
-    L->fw.stats.cmd_rejected = hk_calloc(sizeof(unsigned long long) * (size_t)ncmd);
-    L->fw.stats.cmd_failed = hk_calloc(sizeof(unsigned long long) * (size_t)ncmd);
-    L->fc.fd = -1;
-    L->fc.w = &L->fw;
-    L->fc.authenticated = 1;
-    L->fc.flags = CF_DENY_BLOCKING;
-    reply_init(&L->fc.out);
-    L->fc.out.resp = 2;
-    L->fc.argv_cap = 16;
-    L->fc.kslot = hk_malloc(sizeof(unsigned) * 16);
+    if (replayer)
+        L->rs = replayer->begin();
     L->delay_us = __atomic_load_n(&cfg.key_load_delay, __ATOMIC_RELAXED);
 }
 
@@ -2354,43 +2366,20 @@ static void loader_free(struct loader *L)
 {
     queue_clear(L);
     hk_free(L->q);
-    hk_free(L->fw.stats.cmd_calls);
-    hk_free(L->fw.stats.cmd_usec);
-    hk_free(L->fw.stats.cmd_rejected);
-    hk_free(L->fw.stats.cmd_failed);
-    hk_free(L->fc.kslot);
-    reply_free(&L->fc.out);
-    if (L->fc.ms)
-        multi_client_gone(&L->fc);
+    if (replayer)
+        replayer->end(L->rs);
 }
 
-static const struct cmd *load_lookup(int argc, char **argv, size_t *lens)
+static int load_lookup(int argc, char **argv, size_t *lens, const void **cmd, const char **name)
 {
-    const struct cmd *cmd = cmd_lookup(argv[0], lens[0]);
-    if (cmd && cmd->subs) {
-        if (argc < 2)
-            return cmd->fn ? cmd : NULL;
-        cmd = cmd_lookup_sub(cmd, argv[1], lens[1]);
-    }
-    return cmd;
+    *cmd = NULL;
+    *name = NULL;
+    return replayer ? replayer->lookup(argc, argv, lens, cmd, name) : AOF_REPLAY_UNKNOWN;
 }
 
-static void run_one(struct loader *L, const struct cmd *cmd, int argc, char **argv, size_t *lens)
+static void run_one(struct loader *L, const void *cmd, int argc, char **argv, size_t *lens)
 {
-    struct client *c = &L->fc;
-    if (argc > c->argv_cap) {
-        c->argv_cap = argc;
-        c->kslot = hk_realloc(c->kslot, sizeof(unsigned) * (size_t)argc);
-    }
-    c->argc = argc;
-    c->argv = (const char **)argv;
-    c->argvlen = lens;
-    c->out.len = 0;
-    cmd_call(c, cmd);
-    c->out.len = 0;
-    c->argv = NULL;
-    c->argvlen = NULL;
-    c->argc = 0;
+    replayer->run(L->rs, cmd, argc, argv, lens);
     L->commands++;
     if (L->delay_us > 0) {
         struct timespec ts = {L->delay_us / 1000000, (L->delay_us % 1000000) * 1000};
@@ -2403,30 +2392,32 @@ static void run_one(struct loader *L, const struct cmd *cmd, int argc, char **ar
 static int load_exec(struct loader *L, int argc, char **argv, size_t *lens, const char *fname, char *err, size_t errlen,
                      int *took)
 {
-    const struct cmd *cmd = load_lookup(argc, argv, lens);
+    const void *cmd;
+    const char *name;
+    int kind = load_lookup(argc, argv, lens, &cmd, &name);
     *took = 0;
-    if (!cmd) {
+    if (kind == AOF_REPLAY_UNKNOWN) {
         snprintf(err, errlen, "Unknown command '%.*s' reading the append only file %s", (int)(lens[0] > 64 ? 64 : lens[0]),
                  argv[0], fname);
         return -1;
     }
-    if ((cmd->arity > 0 && argc != cmd->arity) || (cmd->arity < 0 && argc < -cmd->arity)) {
-        snprintf(err, errlen, "Wrong number of arguments for '%s' reading the append only file %s", cmd->name, fname);
+    if (kind == AOF_REPLAY_ARITY) {
+        snprintf(err, errlen, "Wrong number of arguments for '%s' reading the append only file %s", name, fname);
         return -1;
     }
-    if (cmd->fn == multi_command) {
+    if (kind == AOF_REPLAY_MULTI) {
         if (!L->in_multi) {
             L->in_multi = 1;
             L->nq = 0;
         }
         return 0;
     }
-    if (cmd->fn == exec_command) {
+    if (kind == AOF_REPLAY_EXEC) {
         if (!L->in_multi)
             return 0;
         for (int i = 0; i < L->nq; i++) {
             struct qcmd *q = &L->q[i];
-            run_one(L, load_lookup(q->argc, q->argv, q->lens), q->argc, q->argv, q->lens);
+            run_one(L, q->cmd, q->argc, q->argv, q->lens);
         }
         queue_clear(L);
         return 0;
@@ -2437,6 +2428,7 @@ static int load_exec(struct loader *L, int argc, char **argv, size_t *lens, cons
             L->q = hk_realloc(L->q, sizeof(*L->q) * (size_t)L->capq);
         }
         struct qcmd *q = &L->q[L->nq++];
+        q->cmd = cmd;
         q->argc = argc;
         q->argv = argv;
         q->lens = lens;
@@ -2478,7 +2470,8 @@ static int load_file(struct loader *L, const char *fname, int last, char *err, s
     }
     unsigned long long fsize = (unsigned long long)st.st_size;
     int ret = LOAD_OK;
-    L->fc.db = 0; /* every file starts in database 0 */
+    if (replayer)
+        replayer->reset_db(L->rs); /* every file starts in database 0 */
     char sig[5];
     ssize_t sn = pread(fd, sig, 5, 0);
     if (sn == 5 && memcmp(sig, "REDIS", 5) == 0) {
@@ -2716,7 +2709,7 @@ static int open_at_startup(char *err, size_t errlen)
     prop_set_on(1);
     pthread_mutex_unlock(&aof_mu);
     atomic_store(&aof_state, AOF_ON);
-    atomic_store(&aof_active, 1);
+    aof_set_active(1);
     thread_start();
     return 0;
 }
@@ -2761,7 +2754,6 @@ int aof_load_at_startup(char *err, size_t errlen)
             long long t0 = time_ms();
             struct loader *L = hk_malloc(sizeof(*L));
             loader_init(L);
-            lockctx_begin_all();
             db_loading = 1;
             int rc = LOAD_OK;
             if (man.base.name) {
@@ -2788,7 +2780,6 @@ int aof_load_at_startup(char *err, size_t errlen)
                 }
             }
             db_loading = 0;
-            lockctx_end();
             loader_free(L);
             hk_free(L);
             if (rc == LOAD_FAILED || rc == LOAD_OPEN_ERR || rc == LOAD_NOT_EXIST) {
@@ -2806,17 +2797,11 @@ int aof_load_at_startup(char *err, size_t errlen)
     return rc;
 }
 
-/* DEBUG LOADAOF: write out what is pending, empty the keyspace and load
- * it back from the AOF files (the keyspace frozen meanwhile: the script
- * mutex and every slot lock). */
-void aof_debug_loadaof(struct client *c)
+/* DEBUG LOADAOF (cmd/persistence.c holds the script mutex and every slot
+ * lock): write out what is pending, empty the keyspace and load it back
+ * from the AOF files. */
+int aof_debug_load(char *err, size_t errlen)
 {
-    char e[1536];
-    if (script_mutex_lock() < 0) {
-        reply_error(&c->out, "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.");
-        return;
-    }
-    lockctx_begin_all();
     if (atomic_load(&aof_state) == AOF_ON) {
         pthread_mutex_lock(&io_mu);
         io_write();
@@ -2825,7 +2810,7 @@ void aof_debug_loadaof(struct client *c)
     for (int i = 0; i < ks.ndb; i++)
         db_flush(i);
     pthread_mutex_lock(&rw_mu);
-    int rc = manifest_load_disk(e, sizeof(e));
+    int rc = manifest_load_disk(err, errlen);
     if (rc == 0 && (man.base.name || man.nincr)) {
         struct loader *L = hk_malloc(sizeof(*L));
         loader_init(L);
@@ -2834,12 +2819,15 @@ void aof_debug_loadaof(struct client *c)
         /* The function libraries come back from the AOF too. */
         char *fa[3] = {"FUNCTION", "FLUSH", "SYNC"};
         size_t fl[3] = {8, 5, 4};
-        run_one(L, load_lookup(3, fa, fl), 3, fa, fl);
+        const void *fcmd;
+        const char *fcmd_name;
+        if (load_lookup(3, fa, fl, &fcmd, &fcmd_name) == AOF_REPLAY_CMD)
+            run_one(L, fcmd, 3, fa, fl);
         int total = (man.base.name ? 1 : 0) + man.nincr, num = 0, r = LOAD_OK;
         if (man.base.name)
-            r = load_file(L, man.base.name, ++num == total, e, sizeof(e));
+            r = load_file(L, man.base.name, ++num == total, err, errlen);
         for (int i = 0; i < man.nincr && (r == LOAD_OK || r == LOAD_EMPTY || r == LOAD_TRUNCATED); i++)
-            r = load_file(L, man.incr[i].name, ++num == total, e, sizeof(e));
+            r = load_file(L, man.incr[i].name, ++num == total, err, errlen);
         db_loading = saved_loading;
         loader_free(L);
         hk_free(L);
@@ -2847,13 +2835,5 @@ void aof_debug_loadaof(struct client *c)
             rc = -1;
     }
     pthread_mutex_unlock(&rw_mu);
-    lockctx_end();
-    script_mutex_unlock();
-    if (rc < 0) {
-        log_msg(LL_WARNING, "DEBUG LOADAOF: %s", e);
-        reply_error(&c->out, "ERR Error loading the AOF, check server logs.");
-        return;
-    }
-    log_msg(LL_NOTICE, "Append Only File loaded by DEBUG LOADAOF");
-    reply_ok(&c->out);
+    return rc;
 }

@@ -32,7 +32,6 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
-#include "../net/worker.h"
 #include "../server.h"
 
 /* A write to propagate: argv as it must be replayed, on database db (-1:
@@ -76,9 +75,50 @@ size_t aof_info_fmt(char *out, size_t cap);
 size_t aof_buffer_bytes(void);      /* INFO persistence AOF fields */
 void aof_shutdown(void);                         /* workers stopped: flush, fsync, close */
 
-/* BGREWRITEAOF; DEBUG LOADAOF (admin.c's DEBUG calls it). */
-void bgrewriteaof_command(struct client *c);
-void aof_debug_loadaof(struct client *c);
+/* BGREWRITEAOF (the handler is cmd/persistence.c's): start a rewrite, or
+ * schedule one while another child runs or the caller is inside a lock
+ * context (EXEC).  A PERSIST_* code (snapshot.h): OK (started), SCHEDULED,
+ * IN_PROGRESS, ERR. */
+int aof_bgrewrite(void);
+/* DEBUG LOADAOF, the caller holding the script mutex and every slot lock:
+ * write out what is pending, empty the keyspace, load it back from the AOF
+ * files.  0, or -1 with err (the caller logs it). */
+int aof_debug_load(char *err, size_t errlen);
+/* CONFIG SET appendonly yes|no (config/ calls it through its
+ * config_appendonly_hook): 0, or -1 with err. */
+int aof_set_appendonly(int on, char *err, size_t errlen);
+
+/* Replaying commands.  Loading an AOF runs its commands as a client would.
+ * Running a command is cmd/'s business, above persist/: aof.c reads the
+ * files (RESP parsing, MULTI/EXEC queueing, a truncated tail, every error
+ * message and log line) and hands each command to this interface, which
+ * cmd registers at start-up (cmd_init -> cmd/replay.c).  With none
+ * registered every command is unknown (a file with commands fails). */
+enum {
+    AOF_REPLAY_CMD = 0, /* a command to run */
+    AOF_REPLAY_MULTI,   /* MULTI: queue what follows until EXEC */
+    AOF_REPLAY_EXEC,    /* EXEC: run the queue */
+    AOF_REPLAY_UNKNOWN, /* no such command */
+    AOF_REPLAY_ARITY,   /* wrong number of arguments (*name: the command's) */
+};
+struct aof_replayer {
+    /* Start a load: a client for the commands (RESP2, no blocking) inside
+     * a lock context that holds every slot lock (nested in the caller's
+     * when it has one).  Returns the state the other calls take. */
+    void *(*begin)(void);
+    /* Each file starts in database 0. */
+    void (*reset_db)(void *st);
+    /* What argv is, looked up as a client's command would be (subcommands,
+     * renamed commands): an AOF_REPLAY_* kind; *cmd the handle run() takes
+     * (CMD), *name the command's name (ARITY). */
+    int (*lookup)(int argc, char **argv, size_t *lens, const void **cmd, const char **name);
+    /* Run a command lookup() classified AOF_REPLAY_CMD; the reply is
+     * dropped, argv stays the caller's. */
+    void (*run)(void *st, const void *cmd, int argc, char **argv, size_t *lens);
+    /* End the load: leave the lock context, free the client. */
+    void (*end)(void *st);
+};
+void aof_set_replayer(const struct aof_replayer *r);
 
 /* hotkv-check-aof [--fix] [--yes] <file|manifest> (persist/aof_check.c). */
 int aof_check_main(int argc, char **argv);

@@ -207,7 +207,7 @@ void prop_self(struct client *c)
     prop_feed(c->db, c->argc, c->argv, c->argvlen);
 }
 
-void prop_call_end_slow(struct client *c, unsigned long long dirty_before, int write)
+void prop_call_end_slow(struct client *c, unsigned long long dirty_before, prop_write_fn *is_write)
 {
     unsigned f = prop_cmd_flags;
     prop_cmd_flags = 0;
@@ -217,7 +217,7 @@ void prop_call_end_slow(struct client *c, unsigned long long dirty_before, int w
         return;
     if (prop_dirty == dirty_before && !(f & PROP_FORCE))
         return;
-    if (!write)
+    if (!is_write(c))
         return;
     prop_feed(c->db, c->argc, c->argv, c->argvlen);
 }

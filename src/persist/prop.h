@@ -76,10 +76,10 @@ static inline void prop_force(void)
 }
 
 /* Around one command call (dispatcher, cmd_call, a blocked client's
- * re-execution): m = prop_call_begin(); run; prop_call_end(c, m, write).
- * c->argv and c->db are the call's; write says whether the command is a
- * write (CMD_WRITE: cmd_is_write() in cmd/cmd.h; only read when something
- * is to be fed).  Nests (EXEC -> EVAL -> redis.call). */
+ * re-execution): m = prop_call_begin(); run; prop_call_end(c, m, is_write).
+ * c->argv and c->db are the call's; is_write(c) says whether its command
+ * is a write (CMD_WRITE: cmd_is_write() in cmd/cmd.h), asked only when
+ * something is to be fed, so the common path reads nothing of c.  Nests (EXEC -> EVAL -> redis.call). */
 struct prop_mark {
     unsigned long long dirty;
     unsigned flags;
@@ -90,11 +90,12 @@ static inline struct prop_mark prop_call_begin(void)
     prop_cmd_flags = 0;
     return m;
 }
-void prop_call_end_slow(struct client *c, unsigned long long dirty_before, int write);
-static inline void prop_call_end(struct client *c, struct prop_mark m, int write)
+typedef int prop_write_fn(const struct client *c);
+void prop_call_end_slow(struct client *c, unsigned long long dirty_before, prop_write_fn *is_write);
+static inline void prop_call_end(struct client *c, struct prop_mark m, prop_write_fn *is_write)
 {
     if (__builtin_expect(prop_dirty != m.dirty || prop_cmd_flags != 0, 0))
-        prop_call_end_slow(c, m.dirty, write);
+        prop_call_end_slow(c, m.dirty, is_write);
     prop_cmd_flags = m.flags;
 }
 
@@ -105,10 +106,10 @@ static inline unsigned long long prop_top_begin(void)
 {
     return prop_dirty;
 }
-static inline void prop_top_end(struct client *c, unsigned long long dirty_before, int write)
+static inline void prop_top_end(struct client *c, unsigned long long dirty_before, prop_write_fn *is_write)
 {
     if (__builtin_expect(prop_dirty != dirty_before || prop_cmd_flags != 0, 0))
-        prop_call_end_slow(c, dirty_before, write);
+        prop_call_end_slow(c, dirty_before, is_write);
 }
 
 /* ------------------------------------------------------------- feeding --- */

@@ -22,7 +22,6 @@
 #include "../db/object.h"
 #include "../db/table.h"
 #include "../base/crc64.h"
-#include "../script/script.h"
 #include "../net/worker.h"
 #include "../server.h"
 #include "lzf.h"
@@ -772,6 +771,35 @@ static int w_aux_ll(struct rdb_out *o, const char *k, long long v)
     return w_aux_n(o, k, b, (size_t)n);
 }
 
+/* ------------------------------------------------ function libraries --- */
+/* Set before main() (script/function.c's constructor) and never changed:
+ * read without synchronisation. */
+static const struct rdb_fn_hooks *fn_hooks;
+
+void rdb_set_fn_hooks(const struct rdb_fn_hooks *h)
+{
+    fn_hooks = h;
+}
+
+int rdb_fn_foreach_lib(int (*cb)(void *arg, const char *code, size_t len), void *arg)
+{
+    return fn_hooks ? fn_hooks->foreach_lib(cb, arg) : 0;
+}
+
+int rdb_fn_load_lib(const char *code, size_t len, int replace, char *err, size_t errlen)
+{
+    if (fn_hooks)
+        return fn_hooks->load_lib(code, len, replace, err, errlen);
+    snprintf(err, errlen, "functions are not available");
+    return -1;
+}
+
+void rdb_fn_flush_libs(void)
+{
+    if (fn_hooks)
+        fn_hooks->flush_libs();
+}
+
 static int save_fn_cb(void *arg, const char *code, size_t len)
 {
     struct rdb_out *o = arg;
@@ -846,7 +874,7 @@ int rdb_save(struct rdb_out *o, const struct rdb_save_opts *opt)
         w_aux_ll(o, "ctime", (long long)time(NULL)) < 0 || w_aux_ll(o, "used-mem", (long long)mem_used()) < 0 ||
         w_aux_ll(o, "aof-base", opt->aof_preamble ? 1 : 0) < 0)
         return -1;
-    if (fn_rdb_foreach_lib(save_fn_cb, o) < 0)
+    if (rdb_fn_foreach_lib(save_fn_cb, o) < 0)
         return -1;
     int lru = rdb_lru_mode();
     for (int i = 0; i < ks.ndb; i++)
@@ -1064,7 +1092,7 @@ int rdb_load_in(struct rdb_in *in, struct rdb_load_stats *st)
             unsigned char *code = rdb_r_str(in, &cl);
             if (!code)
                 return -1;
-            int r = fn_rdb_load_lib((char *)code, cl, in->allow_dup, ferr, sizeof(ferr));
+            int r = rdb_fn_load_lib((char *)code, cl, in->allow_dup, ferr, sizeof(ferr));
             hk_free(code);
             if (r < 0) {
                 fail_at(in, at, "Failed loading library: %s", ferr);

@@ -296,6 +296,31 @@ int rdb_load_file_flags(const char *path, int flags, struct rdb_load_stats *st, 
 /* Load from an open source (AOF preamble): 0 / -1 (in->err). */
 int rdb_load_in(struct rdb_in *in, struct rdb_load_stats *st);
 
+/* Function libraries.  They live in script/ (above persist/), so snapshots
+ * (rdb.c: FUNCTION2 records; aof.c: FUNCTION LOAD in a rewrite;
+ * snapshot.c: DEBUG RELOAD's flush) reach them through these hooks, which
+ * script/function.c registers before main() (a constructor: every program
+ * that links it, the unit tests and fuzz targets too, has them from the
+ * start).  With none registered there are no libraries: nothing to save or
+ * flush, and a library in a file cannot be loaded (an error). */
+struct rdb_fn_hooks {
+    /* cb on the code of every library in load order, stopping at (and
+     * returning) a negative result; the caller holds the script mutex or
+     * is a fork child. */
+    int (*foreach_lib)(int (*cb)(void *arg, const char *code, size_t len), void *arg);
+    /* Create a library from its code (the caller has exclusive access):
+     * 0, or -1 with err filled (a name already loaded is an error unless
+     * replace). */
+    int (*load_lib)(const char *code, size_t len, int replace, char *err, size_t errlen);
+    /* Drop every library (DEBUG RELOAD before loading; script mutex held). */
+    void (*flush_libs)(void);
+};
+void rdb_set_fn_hooks(const struct rdb_fn_hooks *h);
+/* The registered hooks, or their no-library defaults (persist/ only). */
+int rdb_fn_foreach_lib(int (*cb)(void *arg, const char *code, size_t len), void *arg);
+int rdb_fn_load_lib(const char *code, size_t len, int replace, char *err, size_t errlen);
+void rdb_fn_flush_libs(void);
+
 /* hotkv-check-rdb <file> (rdb_check.c; main.c dispatches on argv[0]). */
 int rdb_check_main(int argc, char **argv);
 

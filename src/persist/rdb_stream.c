@@ -38,7 +38,8 @@
 
 #include "../base/mem.h"
 #include "../base/util.h"
-#include "../cmd/t_stream.h"
+#include "../types/stream.h"
+#include "../types/types.h"
 #include "../db/object.h"
 #include "../ds/listpack.h"
 #include "../ds/stream.h"

@@ -19,7 +19,7 @@
  *   vector set    7 MODULE_2, module type "hotkv-vec" (rdb_vset.c)
  *
  * Loading builds our structures through the type modules' own value layers
- * (t_hash.c, t_set.c, t_zset.c helpers), so every encoding threshold
+ * (types/hash.c, set.c, zset.c, list.c), so every encoding threshold
  * (hash-max-listpack-entries ...) and the inline small-value form apply as
  * if the value had been written by commands.  Listpacks and intsets taken
  * as they are from the input are validated first (structure, duplicates,
@@ -32,10 +32,10 @@
 
 #include "../base/mem.h"
 #include "../base/util.h"
-#include "../cmd/t_hash.h"
-#include "../cmd/t_list.h"
-#include "../cmd/t_set.h"
-#include "../cmd/t_zset.h"
+#include "../types/hash.h"
+#include "../types/list.h"
+#include "../types/set.h"
+#include "../types/zset.h"
 #include "../db/db.h"
 #include "../db/object.h"
 #include "../ds/intset.h"

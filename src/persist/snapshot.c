@@ -25,10 +25,7 @@
 #include "../base/malloc_stats.h"
 #include "../base/mem.h"
 #include "../base/util.h"
-#include "../cmd/multi.h"
 #include "../db/db.h"
-#include "../proto/reply.h"
-#include "../script/script.h"
 #include "../net/worker.h"
 #include "../server.h"
 #include "rdb.h"
@@ -109,6 +106,25 @@ static const char *dbfile(void)
 {
     const char *f = __atomic_load_n(&cfg.dbfilename, __ATOMIC_ACQUIRE);
     return f && f[0] ? f : "dump.rdb";
+}
+
+/* ---------------------------------------------------- lock context --- */
+/* Set once by cmd at start-up (before any worker), read-only afterwards. */
+static const struct persist_lockctx_ops *lockctx_ops;
+
+void persist_set_lockctx_ops(const struct persist_lockctx_ops *ops)
+{
+    lockctx_ops = ops;
+}
+
+int persist_lockctx_active(void)
+{
+    return lockctx_ops && lockctx_ops->active();
+}
+
+static int lockctx_all_held(void)
+{
+    return lockctx_ops && lockctx_ops->all_held();
 }
 
 /* ------------------------------------------------------------ fork --- */
@@ -461,63 +477,37 @@ int persist_save_locked(void)
     return 0;
 }
 
-void save_command(struct client *c)
+int persist_save(void)
 {
-    if (persist_child_type() == CHILD_RDB) {
-        reply_error(&c->out, "ERR Background save already in progress");
-        return;
-    }
+    if (persist_child_type() == CHILD_RDB)
+        return PERSIST_IN_PROGRESS;
     int took = freeze_begin();
-    if (took < 0) {
-        reply_error(&c->out, "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.");
-        return;
-    }
+    if (took < 0)
+        return PERSIST_BUSY;
     int rc = persist_save_locked();
     freeze_end(took);
-    if (rc == 0)
-        reply_ok(&c->out);
-    else
-        reply_error(&c->out, "ERR");
+    return rc == 0 ? PERSIST_OK : PERSIST_ERR;
 }
 
-void bgsave_command(struct client *c)
+int persist_bgsave(int schedule)
 {
-    int schedule = 0;
-    if (c->argc > 1) {
-        if (c->argc == 2 && c->argvlen[1] == 8 && !strncasecmp(c->argv[1], "schedule", 8)) {
-            schedule = 1;
-        } else {
-            reply_error(&c->out, ERR_SYNTAX);
-            return;
-        }
-    }
     int type = persist_child_type();
-    if (type == CHILD_RDB) {
-        reply_error(&c->out, "ERR Background save already in progress");
-        return;
-    }
+    if (type == CHILD_RDB)
+        return PERSIST_IN_PROGRESS;
     if (type != CHILD_NONE) {
-        if (!schedule) {
-            reply_error(&c->out, "ERR Another child process is active (AOF?): can't BGSAVE right now. "
-                                 "Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.");
-            return;
-        }
+        if (!schedule)
+            return PERSIST_OTHER_CHILD;
         pthread_mutex_lock(&snap_mu);
         st.bgsave_scheduled = 1;
         pthread_mutex_unlock(&snap_mu);
-        reply_status(&c->out, "Background saving scheduled");
-        return;
+        return PERSIST_SCHEDULED;
     }
     if (rdb_bgsave(NULL) < 0) {
-        if (errno == EBUSY && persist_child_type() != CHILD_NONE) {
-            reply_error(&c->out, "ERR Background save already in progress");
-            return;
-        }
-        reply_error(&c->out, errno == EBUSY ? "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
-                                            : "ERR Background save failed to start");
-        return;
+        if (errno == EBUSY && persist_child_type() != CHILD_NONE)
+            return PERSIST_IN_PROGRESS;
+        return errno == EBUSY ? PERSIST_BUSY : PERSIST_ERR;
     }
-    reply_status(&c->out, "Background saving started");
+    return PERSIST_OK;
 }
 
 const char *persist_write_error(void)
@@ -538,35 +528,19 @@ const char *persist_write_error(void)
 }
 
 /* DEBUG RELOAD: save, empty, load back, with the keyspace frozen. */
-void persist_debug_reload(struct client *c)
+int persist_reload(int merge, int noflush, int nosave)
 {
-    int merge = 0, noflush = 0, nosave = 0;
-    for (int i = 2; i < c->argc; i++) {
-        if (c->argvlen[i] == 5 && !strncasecmp(c->argv[i], "merge", 5))
-            merge = 1;
-        else if (c->argvlen[i] == 7 && !strncasecmp(c->argv[i], "noflush", 7))
-            noflush = 1;
-        else if (c->argvlen[i] == 6 && !strncasecmp(c->argv[i], "nosave", 6))
-            nosave = 1;
-        else {
-            reply_error(&c->out, "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.");
-            return;
-        }
-    }
     int took = freeze_begin();
-    if (took < 0) {
-        reply_error(&c->out, "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.");
-        return;
-    }
+    if (took < 0)
+        return PERSIST_BUSY;
     if (!nosave && persist_save_locked() < 0) {
         freeze_end(took);
-        reply_error(&c->out, "ERR Error trying to save the DB");
-        return;
+        return PERSIST_ERR;
     }
     if (!noflush) {
         for (int i = 0; i < cfg.databases; i++)
             db_flush(i);
-        fn_rdb_flush_libs();
+        rdb_fn_flush_libs();
     }
     struct rdb_load_stats ls;
     char err[512];
@@ -577,11 +551,10 @@ void persist_debug_reload(struct client *c)
     freeze_end(took);
     if (rc < 0) {
         log_msg(LL_WARNING, "DEBUG RELOAD: %s", rc == -2 ? "no RDB file" : err);
-        reply_error(&c->out, "ERR Error trying to load the RDB dump, check server logs.");
-        return;
+        return PERSIST_LOAD_ERR;
     }
     log_msg(LL_NOTICE, "DB reloaded by DEBUG RELOAD");
-    reply_ok(&c->out);
+    return PERSIST_OK;
 }
 
 /* ------------------------------------------------------------ INFO --- */

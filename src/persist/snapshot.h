@@ -13,15 +13,20 @@
  *
  * Threads: the persistence thread ("hotkv-persist") reaps children, runs
  * save points, scheduled BGSAVEs and aof_cron(); commands (SAVE, BGSAVE,
- * LASTSAVE, DEBUG RELOAD) run on workers.  All shared state here is under
- * one mutex (snap_mu) or atomics; see snapshot.c. */
+ * LASTSAVE, DEBUG RELOAD) run on workers: their handlers are in
+ * cmd/persistence.c and call persist_save / persist_bgsave /
+ * persist_reload, which return a PERSIST_* code the handler turns into the
+ * reply.  All shared state here is under one mutex (snap_mu) or atomics;
+ * see snapshot.c.
+ *
+ * Users: cmd/ (the handlers, INFO, the MISCONF gate), the top level
+ * (start-up, shutdown).  Nothing here calls above persist/: what it must
+ * know of cmd/'s lock context comes through persist_set_lockctx_ops. */
 #ifndef HK_SNAPSHOT_H
 #define HK_SNAPSHOT_H
 
 #include <stddef.h>
 #include <sys/types.h>
-
-struct client;
 
 enum { CHILD_NONE = 0, CHILD_RDB = 1, CHILD_AOF = 2 };
 
@@ -66,11 +71,40 @@ long long persist_lastsave(void);
 /* Copy-on-write bytes of the last child of that type (INFO). */
 size_t persist_last_cow_size(int type);
 
-/* Commands. */
-void save_command(struct client *c);
-void bgsave_command(struct client *c);
-/* DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE] (called by admin.c's DEBUG). */
-void persist_debug_reload(struct client *c);
+/* What the command-facing calls below (and aof_bgrewrite) return; the
+ * handlers (cmd/persistence.c) turn each into Redis's reply. */
+enum {
+    PERSIST_OK = 0,      /* done, or the child started */
+    PERSIST_SCHEDULED,   /* starts when the running child ends */
+    PERSIST_IN_PROGRESS, /* a child of that kind runs already */
+    PERSIST_OTHER_CHILD, /* another kind of child runs (BGSAVE without SCHEDULE) */
+    PERSIST_BUSY,        /* a busy script holds the script mutex */
+    PERSIST_ERR,         /* the save or the fork failed (logged) */
+    PERSIST_LOAD_ERR,    /* DEBUG RELOAD: the file could not be loaded back (logged) */
+};
+/* SAVE: freeze the keyspace (unless the caller holds it frozen: EXEC),
+ * save, thaw. */
+int persist_save(void);
+/* BGSAVE [SCHEDULE]: fork the RDB child; with schedule, while another
+ * child runs, start it when that one ends. */
+int persist_bgsave(int schedule);
+/* DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]: save (unless nosave), empty the
+ * keyspace and the function libraries (unless noflush), load the file back
+ * (merge: the file's keys win over existing ones), all frozen. */
+int persist_reload(int merge, int noflush, int nosave);
+
+/* The caller's lock context (cmd/multi.c): inside EXEC the keyspace is
+ * already frozen (every slot lock and the script mutex held), and a
+ * thread holding some slot locks must not fork (it would wait for locks
+ * out of order), so it is scheduled instead.  persist/ sits below cmd/
+ * and cannot ask it, so cmd registers these at start-up (cmd_init); with
+ * none registered (unit tests) no caller is inside a context. */
+struct persist_lockctx_ops {
+    int (*active)(void);   /* this thread is inside a lock context */
+    int (*all_held)(void); /* ... one that holds every slot lock */
+};
+void persist_set_lockctx_ops(const struct persist_lockctx_ops *ops);
+int persist_lockctx_active(void);
 
 /* Provided by the AOF layer (persist/aof.c); weak here so snapshot.c
  * builds without it. */

@@ -30,6 +30,7 @@
 #include "../base/util.h"
 #include "../cmd/multi.h"
 #include "../persist/prop.h"
+#include "../persist/rdb.h"
 #include "../base/crc64.h"
 #include "script.h"
 #include "script_int.h"
@@ -927,6 +928,16 @@ int fn_rdb_load_lib(const char *code, size_t len, int replace, char *err, size_t
         return -1;
     stats_update();
     return 0;
+}
+
+/* Snapshots reach the libraries through persist's hooks (persist/rdb.h),
+ * installed by script_install_hooks() (server_wire(): before anything is
+ * loaded; the unit tests and fuzz targets wire the same way). */
+static const struct rdb_fn_hooks fn_rdb_hooks = {fn_rdb_foreach_lib, fn_rdb_load_lib, fn_rdb_flush_libs};
+
+void fn_install_rdb_hooks(void)
+{
+    rdb_set_fn_hooks(&fn_rdb_hooks);
 }
 
 /* ---------------------------------------------------------- FUNCTION --- */

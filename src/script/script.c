@@ -2291,3 +2291,10 @@ void script_get_info(struct script_info *out)
     out->libraries = fn_lib_count();
     script_mutex_unlock();
 }
+
+void script_install_hooks(void)
+{
+    cmd_script_flags = script_cmd_flags;
+    memstats_script_info = script_get_info;
+    fn_install_rdb_hooks();
+}

@@ -9,6 +9,7 @@
 #define HK_SCRIPT_H
 
 #include "../cmd/cmd.h"
+#include "../cmd/memstats.h"
 
 cmd_fn eval_command, evalsha_command, eval_ro_command, evalsha_ro_command, script_command, fcall_command,
     fcall_ro_command, function_command;
@@ -30,17 +31,19 @@ int getkeys_eval(struct client *c, int *idx, int max);
 /* busy-reply-threshold (alias lua-time-limit), ms; 0 disables. */
 extern long long script_busy_reply_threshold;
 
-/* INFO memory. */
-struct script_info {
-    long long vm_eval, vm_functions;   /* Lua heap bytes per VM */
-    long long scripts_mem;             /* script cache + function libraries bookkeeping */
-    long long functions_mem;           /* the function libraries' part of scripts_mem */
-    long long cached_scripts;
-    long long functions, libraries;
-};
+/* INFO memory (struct script_info: cmd/memstats.h). */
 void script_get_info(struct script_info *out);
 
-/* RDB snapshots (persist/rdb.c), function.c: call cb on the code of every
+/* Start-up (server_wire()): hand cmd/ and persist/ what they call in
+ * scripting (script_cmd_flags for the dispatcher and MULTI,
+ * script_get_info for INFO memory, the function libraries for RDB/AOF). */
+void script_install_hooks(void);
+/* function.c: the function libraries' save/load hooks for persist/rdb.h
+ * (script_install_hooks calls it). */
+void fn_install_rdb_hooks(void);
+
+/* RDB snapshots, function.c (registered as persist/rdb.h's rdb_fn_hooks;
+ * the fuzz harnesses call them directly): call cb on the code of every
  * library in load order, stopping at (and returning) a negative result;
  * the caller holds the script mutex or is a fork child. */
 int fn_rdb_foreach_lib(int (*cb)(void *arg, const char *code, size_t len), void *arg);

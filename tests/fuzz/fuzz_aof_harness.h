@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "cmd/persistence.h"
 #include "fuzz_common.h"
 #include "fuzz_rdb_harness.h"
 #include "persist/aof.h"

@@ -43,6 +43,7 @@ static inline void fuzz_server_init(void)
     if (done)
         return;
     done = 1;
+    server_wire();
     mem_thread_register();
     log_set_level(LL_NOTHING); /* the loaders' notices, once per input */
     config_defaults();

@@ -20,9 +20,12 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "cmd/t_hash.h"
-#include "cmd/t_stream.h"
-#include "cmd/t_vset.h"
+#include "types/hash.h"
+#include "types/list.h"
+#include "types/stream.h"
+#include "types/set.h"
+#include "types/vset.h"
+#include "types/zset.h"
 #include "db/object.h"
 #include "ds/hnsw.h"
 #include "ds/stream.h"

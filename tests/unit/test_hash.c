@@ -1,4 +1,4 @@
-/* test_hash.c - the hash value layer (cmd/t_hash.c) without a server:
+/* test_hash.c - the hash value layer (types/hash.c) without a server:
  * listpack <-> field operations, the listpack -> hashtable conversion at
  * both thresholds, the listpackex TTL order (expired fields are a prefix),
  * HEXPIRE's condition codes, and the hashtable's TTL heap against a model
@@ -8,11 +8,11 @@
 #include <string.h>
 
 #include "base/util.h"
-#include "cmd/t_hash.h"
 #include "db/db.h"
 #include "db/object.h"
 #include "ds/listpack.h"
 #include "test.h"
+#include "types/hash.h"
 
 #define NOW 1700000000000LL
 

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "server.h"
 #include "test.h"
 
 #define MAX_TESTS 1024
@@ -152,6 +153,7 @@ int main(int argc, char **argv)
     int passed = 0, failed = 0;
 
     setvbuf(stdout, NULL, _IOLBF, 0);
+    server_wire(); /* the hooks between layers, as the server has them */
     qsort(tests, (size_t)ntests, sizeof(tests[0]), cmp_test);
     for (int i = 0; i < ntests; i++) {
         if (filter && !strstr(tests[i].name, filter))

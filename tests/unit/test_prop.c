@@ -66,13 +66,13 @@ TEST(test_prop_call_feeds_a_write_that_changed_something)
 
     struct prop_mark m = prop_call_begin();
     prop_dirty_add(1);
-    prop_call_end(&c, m, cmd_is_write(&c));
+    prop_call_end(&c, m, cmd_is_write);
     CHECK(strcmp(seen, "3|SET k v\n") == 0);
 
     /* Nothing changed: nothing fed. */
     reset();
     m = prop_call_begin();
-    prop_call_end(&c, m, cmd_is_write(&c));
+    prop_call_end(&c, m, cmd_is_write);
     CHECK_EQ(seen_cmds, 0);
 
     /* A read that "changed" something (a lazy expiry counts no change,
@@ -80,7 +80,7 @@ TEST(test_prop_call_feeds_a_write_that_changed_something)
     client_with(&c, &read_cmd, 3, argv, lens);
     m = prop_call_begin();
     prop_dirty_add(1);
-    prop_call_end(&c, m, cmd_is_write(&c));
+    prop_call_end(&c, m, cmd_is_write);
     CHECK_EQ(seen_cmds, 0);
     prop_sink = NULL;
 }
@@ -102,7 +102,7 @@ TEST(test_prop_prevent_force_and_rewrite)
     prop_op_ll(1234567890123LL);
     prop_op_end();
     prop_prevent();
-    prop_call_end(&c, m, cmd_is_write(&c));
+    prop_call_end(&c, m, cmd_is_write);
     CHECK(strcmp(seen, "3|PEXPIREAT k 1234567890123\n") == 0);
     CHECK_EQ(prop_cmd_flags, 0);
 
@@ -113,14 +113,14 @@ TEST(test_prop_prevent_force_and_rewrite)
     m = prop_call_begin();
     prop_dirty_add(1);
     prop_rewrite(&c, 2, rw, rwl);
-    prop_call_end(&c, m, cmd_is_write(&c));
+    prop_call_end(&c, m, cmd_is_write);
     CHECK(strcmp(seen, "3|DEL k\n") == 0);
 
     /* Forced: fed though nothing changed (FLUSHALL on an empty server). */
     reset();
     m = prop_call_begin();
     prop_force();
-    prop_call_end(&c, m, cmd_is_write(&c));
+    prop_call_end(&c, m, cmd_is_write);
     CHECK(strcmp(seen, "3|EXPIRE k 10\n") == 0);
 
     /* prop_self: fed at once, not again at the end. */
@@ -129,7 +129,7 @@ TEST(test_prop_prevent_force_and_rewrite)
     prop_dirty_add(1);
     prop_self(&c);
     CHECK_EQ(seen_cmds, 1);
-    prop_call_end(&c, m, cmd_is_write(&c));
+    prop_call_end(&c, m, cmd_is_write);
     CHECK_EQ(seen_cmds, 1);
     prop_sink = NULL;
 }
@@ -152,7 +152,7 @@ TEST(test_prop_units_wrap_more_than_one_command)
     prop_unit_begin();
     struct prop_mark m = prop_call_begin();
     prop_dirty_add(1);
-    prop_call_end(&c1, m, cmd_is_write(&c1));
+    prop_call_end(&c1, m, cmd_is_write);
     CHECK_EQ(seen_cmds, 0); /* kept until the unit ends */
     prop_unit_end();
     CHECK(strcmp(seen, "3|SET a 1\n") == 0);
@@ -163,12 +163,12 @@ TEST(test_prop_units_wrap_more_than_one_command)
     prop_unit_begin();
     m = prop_call_begin();
     prop_dirty_add(1);
-    prop_call_end(&c1, m, cmd_is_write(&c1));
+    prop_call_end(&c1, m, cmd_is_write);
     prop_unit_begin();
     c2.db = 5;
     m = prop_call_begin();
     prop_dirty_add(1);
-    prop_call_end(&c2, m, cmd_is_write(&c2));
+    prop_call_end(&c2, m, cmd_is_write);
     prop_unit_end();
     CHECK_EQ(seen_cmds, 0);
     prop_unit_end();
@@ -198,9 +198,9 @@ TEST(test_prop_nested_call_flags_are_restored)
     prop_dirty_add(1);
     prop_feed(inner.db, 2, (const char *const[]){"SREM", "s"}, (const size_t[]){4, 1});
     prop_prevent();
-    prop_call_end(&inner, mi, cmd_is_write(&inner));
+    prop_call_end(&inner, mi, cmd_is_write);
     CHECK_EQ(prop_cmd_flags, PROP_FORCE);
-    prop_call_end(&outer, mo, cmd_is_write(&outer)); /* EVAL is no write: not fed */
+    prop_call_end(&outer, mo, cmd_is_write); /* EVAL is no write: not fed */
     CHECK(strcmp(seen, "3|SREM s\n") == 0);
     prop_sink = NULL;
 }
@@ -258,7 +258,7 @@ TEST(test_prop_nothing_while_loading)
     db_loading = 1;
     struct prop_mark m = prop_call_begin();
     prop_dirty_add(1);
-    prop_call_end(&c, m, cmd_is_write(&c));
+    prop_call_end(&c, m, cmd_is_write);
     prop_key_expired(0, "k", 1);
     prop_unit_begin();
     prop_feed(0, 3, argv, lens);

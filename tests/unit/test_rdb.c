@@ -14,10 +14,6 @@
 
 #include "base/mem.h"
 #include "base/util.h"
-#include "cmd/t_hash.h"
-#include "cmd/t_list.h"
-#include "cmd/t_set.h"
-#include "cmd/t_zset.h"
 #include "db/db.h"
 #include "db/object.h"
 #include "ds/intset.h"
@@ -28,6 +24,10 @@
 #include "base/crc64.h"
 #include "cmd/cmd.h"
 #include "test.h"
+#include "types/hash.h"
+#include "types/list.h"
+#include "types/set.h"
+#include "types/zset.h"
 
 static uint64_t rng = 88172645463325252ULL;
 static uint64_t rnd(void)

@@ -14,7 +14,8 @@
 #include <string.h>
 
 #include "base/mem.h"
-#include "cmd/t_stream.h"
+#include "types/stream.h"
+#include "types/types.h"
 #include "db/db.h"
 #include "db/object.h"
 #include "ds/listpack.h"

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "base/mem.h"
-#include "cmd/t_vset.h"
+#include "types/vset.h"
 #include "db/db.h"
 #include "db/object.h"
 #include "ds/hnsw.h"

@@ -1,4 +1,4 @@
-/* test_zset.c - the sorted-set value layer (cmd/t_zset.c) without a
+/* test_zset.c - the sorted-set value layer (types/zset.c) without a
  * server: listpack storage order and score text, the listpack -> skiplist
  * conversion at both thresholds, ZADD flag semantics, ranks and the
  * visitor in both encodings checked against a model under random updates,
@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd/t_zset.h"
 #include "db/db.h"
 #include "db/object.h"
 #include "ds/listpack.h"
 #include "test.h"
+#include "types/zset.h"
 
 static struct entry *mk(size_t hint, size_t maxlen)
 {
