@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every test tier, in order: build, C unit tests, integration tests against
+# Every test tier, in order: the include-direction check, build, C unit tests, integration tests against
 # the release build, then the ASan+UBSan build (unit + integration), a short
 # run of every libFuzzer target (scripts/fuzz.sh) and the TSan build (unit +
 # the threaded integration tests).  Exits non-zero on the
@@ -12,6 +12,11 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 export PYTHONDONTWRITEBYTECODE=1
 
 step() { printf '\n=== %s ===\n' "$*"; }
+
+# The include direction (docs/architecture.md, "Layers"): a new #include
+# that goes up the layer order fails here, before anything is built.
+step "include direction (scripts/check-layers.py)"
+$PY scripts/check-layers.py
 
 step "build (release, gcc)"
 make -j"$JOBS" all build/unit-tests
