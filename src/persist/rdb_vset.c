@@ -48,11 +48,6 @@
 #include "../ds/hnsw.h"
 #include "rdb.h"
 
-/* OBJECT ENCODING of a vector set: Redis reports a module value as "raw". */
-#ifndef VSET_ENC
-#define VSET_ENC ENC_RAW
-#endif
-
 #define GRAPH_CHUNK (256 * 1024)
 #define VSET_MAX_DIM 65536u /* Redis's VSET_MAX_VECTOR_DIM */
 #define VSET_MAX_PROJ_LOAD (1ull << 26) /* floats in a REDUCE matrix (VADD's limit) */

@@ -37,12 +37,13 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../db/entry.h"
 #include "../ds/dict.h"
 #include "../ds/hnsw.h"
 
 /* The entry encoding of a vector-set key (OBJECT ENCODING "raw", as Redis
- * reports a module value): ENC_RAW of db/entry.h. */
-#define VSET_ENC 0
+ * reports a module value). */
+#define VSET_ENC ENC_RAW
 
 struct vattr {
     uint32_t len;
