@@ -9,11 +9,15 @@
 #include <stddef.h>
 
 #include "cmd/commands.h"
+#include "cmd/monitor.h"
 #include "cmd/multi.h"
 #include "cmd/t_vset.h"
+#include "cmd/t_geo.h"
+#include "cmd/t_hll.h"
 #include "cmd/tracking.h"
 #include "config/config.h"
 #include "cmd/persistence.h"
+#include "cmd/slowlog.h"
 #include "script/script.h"
 
 #define W CMD_WRITE
@@ -62,6 +66,8 @@ static struct cmd client_subs[] = {
     C("client|info", client_command, 2, NS | LD | ST | MB, 0, 0, 0, A_S | A_CONN, "connection", "6.2.0"),
     C("client|kill", client_command, -3, ADM | NS | LD | ST | MB, 0, 0, 0, A_ADM | A_S | A_DNG | A_CONN, "connection", "2.4.0"),
     C("client|unblock", client_command, -3, ADM | NS | LD | ST | MB, 0, 0, 0, A_ADM | A_S | A_DNG | A_CONN, "connection", "5.0.0"),
+    C("client|pause", client_command, -3, ADM | NS | LD | ST | MB, 0, 0, 0, A_ADM | A_S | A_DNG | A_CONN, "connection", "3.0.0"),
+    C("client|unpause", client_command, 2, ADM | NS | LD | ST | MB, 0, 0, 0, A_ADM | A_S | A_DNG | A_CONN, "connection", "6.2.0"),
     C("client|setinfo", client_command, 4, NS | LD | ST | MB, 0, 0, 0, A_S | A_CONN, "connection", "7.2.0"),
     C("client|no-evict", client_command, 3, ADM | NS | LD | ST | MB, 0, 0, 0, A_ADM | A_S | A_DNG | A_CONN, "connection", "7.0.0"),
     C("client|no-touch", client_command, 3, NS | LD | ST | MB, 0, 0, 0, A_S | A_CONN, "connection", "7.2.0"),
@@ -78,6 +84,7 @@ static struct cmd config_subs[] = {
     C("config|get", config_command, -3, ADM | NS | LD | ST | MB, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "2.0.0"),
     C("config|set", config_command, -4, ADM | NS | LD | ST | MB, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "2.0.0"),
     C("config|resetstat", config_command, 2, ADM | NS | LD | ST | MB, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "2.0.0"),
+    C("config|rewrite", config_command, 2, ADM | NS | LD | ST | MB, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "2.8.0"),
     C("config|help", config_command, 2, LD | ST | MB, 0, 0, 0, A_S, "server", "5.0.0"),
     END,
 };
@@ -227,11 +234,14 @@ struct cmd cmd_table[] = {
 #include "cmd/t_hash.tab"
 #include "cmd/t_set.tab"
 #include "cmd/t_zset.tab"
+#include "cmd/t_geo.tab"
 #include "cmd/t_stream.tab"
 #include "cmd/t_vset.tab"
 #include "cmd/t_dump.tab"
 #include "cmd/t_sort.tab"
+#include "cmd/t_hll.tab"
 #include "cmd/multi.tab"
+#include "cmd/slowlog.tab"
 #include "script/script.tab"
     /* connection */
     C("ping", ping_command, -1, F, 0, 0, 0, A_F | A_CONN, "connection", "1.0.0"),
@@ -263,6 +273,8 @@ struct cmd cmd_table[] = {
     C("save", save_command, 1, ADM | NS | CMD_NO_ASYNC_LOADING | CMD_NO_MULTI | SELF | CMD_NEEDS_SCRIPT_MUTEX, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "1.0.0"),
     C("bgsave", bgsave_command, -1, ADM | NS | CMD_NO_ASYNC_LOADING | SELF | CMD_NEEDS_SCRIPT_MUTEX, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "1.0.0"),
 #include "cmd/persistence.tab"
+    C("monitor", monitor_command, 1, ADM | NS | LD | ST, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "1.0.0"),
+    C("lolwut", lolwut_command, -1, R | F, 0, 0, 0, A_R | A_F, "server", "5.0.0"),
     C("lastsave", lastsave_command, 1, LD | ST | F, 0, 0, 0, A_F | A_DNG, "server", "1.0.0"),
     C("debug", debug_command, -2, ADM | NS | LD | ST | CMD_NEEDS_SCRIPT_MUTEX, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "1.0.0"),
     C("shutdown", shutdown_command, -1, ADM | NS | LD | ST | CMD_NO_MULTI | CMD_ALLOW_BUSY, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "1.0.0"),
@@ -411,6 +423,10 @@ const struct cmd_doc cmd_docs[] = {
      "attr:oneof(libname:string=LIB-NAME libver:string=LIB-VER)", NULL, NULL, NULL},
     {"client|no-evict", "Exempt this connection from client eviction", "O(1)", ONOFF, NULL, NULL, NULL},
     {"client|no-touch", "Keep this connection's reads from changing key access times", "O(1)", ONOFF, NULL, NULL, NULL},
+    {"client|pause", "Hold back every client's commands, or just the writes, for a while", "O(1)",
+     "timeout:integer mode:oneof?(write:pure-token all:pure-token)", NULL, NULL, NULL},
+    {"client|unpause", "End a client pause: held-back commands run now", "O(N) Where N is the number of paused clients",
+     NULL, NULL, NULL, NULL},
     {"client|reply", "Switch replies to this connection on or off", "O(1)",
      "action:oneof(on:pure-token off:pure-token skip:pure-token)", NULL, NULL, NULL},
     {"client|tracking", "Turn server-assisted client-side caching on or off for this connection",
@@ -432,6 +448,8 @@ const struct cmd_doc cmd_docs[] = {
     {"config|set", "Change configuration parameters at run time", "O(N) for N parameters",
      "data:block*(parameter:string value:string)", NULL, NULL, "request_policy:all_nodes response_policy:all_succeeded"},
     {"config|resetstat", "Zero the statistics that INFO reports", "O(1)", NULL, NULL, NULL, NULL},
+    {"config|rewrite", "Write the running configuration back to the file the server started with", "O(1)", NULL, NULL,
+     NULL, NULL},
     {"command", "Describe every command the server knows", "O(N) for N commands", NULL, NULL, NULL,
      "nondeterministic_output_order"},
     {"command|count", "Return the number of commands", "O(1)", NULL, NULL, NULL, NULL},
@@ -450,6 +468,8 @@ const struct cmd_doc cmd_docs[] = {
     {"save", "Save the dataset to disk synchronously (blocks every client)", "O(N) for N keys", NULL, NULL, NULL, NULL},
     {"bgsave", "Save the dataset to disk in a forked child", "O(1) to start", "schedule:pure-token=SCHEDULE?", NULL, NULL, NULL},
     {"lastsave", "Return the unix time of the last successful save", "O(1)", NULL, NULL, NULL, "nondeterministic_output"},
+    {"monitor", "Stream every command the server runs, as it runs it", "", NULL, NULL, NULL, NULL},
+    {"lolwut", "Draw some computer art and tell the version", "", "version:integer?=VERSION", NULL, NULL, NULL},
     {"debug", "Testing and debugging helpers", "Varies by subcommand", NULL, NULL, NULL, NULL},
     {"module", "Container for module commands (HotKV has no module system)", "Varies by subcommand", NULL, NULL, NULL,
      NULL},
@@ -494,12 +514,15 @@ const struct cmd_doc cmd_docs[] = {
 #include "cmd/t_hash.docs"
 #include "cmd/t_set.docs"
 #include "cmd/t_zset.docs"
+#include "cmd/t_geo.docs"
 #include "cmd/t_stream.docs"
 #include "cmd/t_vset.docs"
 #include "cmd/t_dump.docs"
 #include "cmd/t_sort.docs"
+#include "cmd/t_hll.docs"
 #include "cmd/t_bitops.docs"
 #include "cmd/multi.docs"
+#include "cmd/slowlog.docs"
 #include "script/script.docs"
 #include "cmd/persistence.docs"
 };

@@ -44,8 +44,13 @@ void server_wire(void)
     script_install_hooks();  /* cmd/'s and persist/'s calls into scripting */
 }
 
+/* Set when the SIGTERM comes from the SHUTDOWN command (its own SAVE /
+ * NOSAVE then rule, not shutdown-on-sigterm). */
+static atomic_int shutdown_by_command;
+
 void server_request_shutdown(void)
 {
+    atomic_store(&shutdown_by_command, 1);
     kill(getpid(), SIGTERM);
 }
 
@@ -164,6 +169,11 @@ int server_main(int argc, char **argv)
             log_msg(LL_WARNING, "Received SIGINT scheduling shutdown...");
         else
             log_msg(LL_WARNING, "Received SIGTERM scheduling shutdown...");
+        /* shutdown-on-sigint / shutdown-on-sigterm: save / nosave
+         * override the save points (config/config.h). */
+        int fl = __atomic_load_n(sig == SIGINT ? &config_shutdown_on_sigint : &config_shutdown_on_sigterm, __ATOMIC_RELAXED);
+        if (!atomic_load(&shutdown_by_command) && (fl & (SHUTDOWN_FLAG_SAVE | SHUTDOWN_FLAG_NOSAVE)))
+            atomic_store(&shutdown_save_mode, (fl & SHUTDOWN_FLAG_SAVE) ? 1 : 0);
         break;
     }
     log_msg(LL_WARNING, "User requested shutdown...");

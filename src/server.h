@@ -52,7 +52,7 @@ struct config {
     int lfu_log_factor;
     int lfu_decay_time;
     long long slowlog_log_slower_than;
-    int slowlog_max_len;
+    long long slowlog_max_len;
     int latency_tracking;
     int lazyfree_lazy_user_flush;
     int lazyfree_lazy_user_del;

@@ -43,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
@@ -54,10 +55,15 @@
 #include "../base/util.h"
 #include "blocking.h"
 #include "../db/object.h"
+#include "../db/table.h"
+#include "../types/digest.h"
 #include "commands.h"
+#include "errorstats.h"
+#include "slowlog.h"
 #include "evict.h"
 #include "memstats.h"
 #include "multi.h"
+#include "pause.h"
 #include "persistence.h"
 #include "pubsub.h"
 #include "../persist/aof.h"
@@ -173,9 +179,10 @@ enum {
     SEC_ERRORSTATS = 1 << 9,
     SEC_CLUSTER = 1 << 10,
     SEC_KEYSPACE = 1 << 11,
+    SEC_LATENCYSTATS = 1 << 12,
 };
-#define SEC_ALL 0xfffu
-#define SEC_DEFAULT (SEC_ALL & ~(unsigned)SEC_COMMANDSTATS)
+#define SEC_ALL 0x1fffu
+#define SEC_DEFAULT (SEC_ALL & ~(unsigned)(SEC_COMMANDSTATS | SEC_LATENCYSTATS))
 
 /* In output order (Redis's order). */
 static const struct {
@@ -192,6 +199,7 @@ static const struct {
     {"modules", SEC_MODULES},
     {"commandstats", SEC_COMMANDSTATS},
     {"errorstats", SEC_ERRORSTATS},
+    {"latencystats", SEC_LATENCYSTATS},
     {"cluster", SEC_CLUSTER},
     {"keyspace", SEC_KEYSPACE},
 };
@@ -311,7 +319,7 @@ static void info_clients(struct sbuf *b, struct client *c)
     sb_printf(b, "maxclients:%lld\r\n", cfg.maxclients);
     sb_printf(b, "client_recent_max_input_buffer:%zu\r\n", max_in);
     sb_printf(b, "client_recent_max_output_buffer:%zu\r\n", max_out);
-    sb_printf(b, "blocked_clients:%lld\r\n", blocking_clients());
+    sb_printf(b, "blocked_clients:%lld\r\n", blocking_clients() + pause_postponed_clients());
     sb_printf(b, "tracking_clients:%ld\r\n", tracking_num_clients());
     sb_printf(b, "clients_in_timeout_table:%lld\r\n", blocking_timeouts());
     sb_printf(b, "total_watched_keys:0\r\n");
@@ -509,6 +517,11 @@ static void info_commandstats(struct sbuf *b, const struct worker_stats *st)
     }
 }
 
+static void info_emit(void *b, const char *line)
+{
+    sb_printf(b, "%s", line);
+}
+
 static void info_keyspace(struct sbuf *b, const unsigned long long *keys, const unsigned long long *expires, int ndb)
 {
     sb_printf(b, "# Keyspace\r\n");
@@ -578,7 +591,14 @@ void info_command(struct client *c)
         case SEC_CPU: info_cpu(&b); break;
         case SEC_MODULES: sb_printf(&b, "# Modules\r\n"); break;
         case SEC_COMMANDSTATS: info_commandstats(&b, &st); break;
-        case SEC_ERRORSTATS: sb_printf(&b, "# Errorstats\r\n"); break;
+        case SEC_ERRORSTATS: /* cmd/errorstats.c */
+            sb_printf(&b, "# Errorstats\r\n");
+            errorstat_info(info_emit, &b);
+            break;
+        case SEC_LATENCYSTATS: /* cmd/latency.c */
+            sb_printf(&b, "# Latencystats\r\n");
+            latency_info(info_emit, &b);
+            break;
         case SEC_CLUSTER: sb_printf(&b, "# Cluster\r\ncluster_enabled:0\r\n"); break;
         case SEC_KEYSPACE: info_keyspace(&b, ku->keys, ku->expires, ku->ndb); break;
         default: break;
@@ -724,7 +744,7 @@ static void reply_words(struct reply *r, const char *s, int as_set, int as_statu
 
 static const char *key_flags(const struct cmd *cmd, const struct cmd_doc *doc, int spec)
 {
-    if (doc && spec == 1 && doc->kspec2)
+    if (doc && spec >= 1 && doc->kspec2)
         return doc->kspec2;
     if (doc && doc->kspec)
         return doc->kspec;
@@ -733,6 +753,12 @@ static const char *key_flags(const struct cmd *cmd, const struct cmd_doc *doc, i
 
 static int nkeyspecs(const struct cmd *cmd, const struct cmd_doc *doc)
 {
+    if (cmd->first > 0 && doc && doc->kspec_kw) {
+        int n = 1;
+        for (const char *p = doc->kspec_kw; *p; p++)
+            n += *p == ':';
+        return n;
+    }
     if (cmd->first > 0)
         return doc && doc->kspec2 ? 2 : 1;
     return is_movable(cmd) ? 1 : 0;
@@ -743,6 +769,38 @@ static void reply_keyspec(struct reply *r, const struct cmd *cmd, const struct c
     reply_map(r, 3);
     reply_bulk_cstr(r, "flags");
     reply_words(r, key_flags(cmd, doc, spec), 1, 1);
+    if (spec >= 1 && doc && doc->kspec_kw) {
+        /* The spec-th "KEYWORD:startfrom" word: the key after KEYWORD. */
+        const char *w = doc->kspec_kw;
+        for (int k = 1; k < spec && *w; k++) {
+            w += strcspn(w, " ");
+            w += *w == ' ';
+        }
+        size_t wl = strcspn(w, ":");
+        reply_bulk_cstr(r, "begin_search");
+        reply_map(r, 2);
+        reply_bulk_cstr(r, "type");
+        reply_bulk_cstr(r, "keyword");
+        reply_bulk_cstr(r, "spec");
+        reply_map(r, 2);
+        reply_bulk_cstr(r, "keyword");
+        reply_bulk(r, w, wl);
+        reply_bulk_cstr(r, "startfrom");
+        reply_int(r, w[wl] == ':' ? atoi(w + wl + 1) : 0);
+        reply_bulk_cstr(r, "find_keys");
+        reply_map(r, 2);
+        reply_bulk_cstr(r, "type");
+        reply_bulk_cstr(r, "range");
+        reply_bulk_cstr(r, "spec");
+        reply_map(r, 3);
+        reply_bulk_cstr(r, "lastkey");
+        reply_int(r, 0);
+        reply_bulk_cstr(r, "keystep");
+        reply_int(r, 1);
+        reply_bulk_cstr(r, "limit");
+        reply_int(r, 0);
+        return;
+    }
     if (cmd->first <= 0) {
         /* Keys found by a per-command function: no static description. */
         reply_bulk_cstr(r, "begin_search");
@@ -1111,6 +1169,44 @@ static void command_list(struct client *c)
 }
 
 /* COMMAND GETKEYS / GETKEYSANDFLAGS: the command line starts at argv[2]. */
+/* Commands whose key spec says variable_flags: the flags this call's
+ * arguments give its key, as Redis's getkeys procs refine them (SET with
+ * or without GET, BITFIELD with only GETs).  NULL: the spec's own. */
+static const char *variable_key_flags(const struct cmd *cmd, int key, int argc, const char **argv,
+                                      const size_t *len)
+{
+    /* SORT ... STORE dst: the destination is overwritten (Redis's second,
+     * incomplete key spec). */
+    if (!strcmp(cmd->name, "sort"))
+        return key == 0 ? "RO access" : "OW update";
+    if (!strcmp(cmd->name, "set")) {
+        for (int i = 3; i < argc; i++)
+            if (len[i] == 3 && !strncasecmp(argv[i], "get", 3))
+                return "RW access update";
+        return "OW update";
+    }
+    if (!strcmp(cmd->name, "bitfield")) {
+        int readonly = 1;
+        for (int i = 2; i < argc; i++) {
+            int rem = argc - i - 1;
+            if (len[i] == 3 && !strncasecmp(argv[i], "get", 3) && rem >= 2) {
+                i += 2;
+            } else if (((len[i] == 3 && !strncasecmp(argv[i], "set", 3)) ||
+                        (len[i] == 6 && !strncasecmp(argv[i], "incrby", 6))) && rem >= 3) {
+                readonly = 0;
+                break;
+            } else if (len[i] == 8 && !strncasecmp(argv[i], "overflow", 8) && rem >= 1) {
+                i += 1;
+            } else {
+                readonly = 0; /* a syntax error: assume it writes */
+                break;
+            }
+        }
+        return readonly ? "RO access" : "RW access update";
+    }
+    return NULL;
+}
+
 static void command_getkeys(struct client *c, int with_flags)
 {
     const struct cmd *cmd = cmd_lookup(c->argv[2], c->argvlen[2]);
@@ -1178,7 +1274,8 @@ static void command_getkeys(struct client *c, int with_flags)
                 int spec = nspecs > 1 && i > 0 ? 1 : 0;
                 reply_array(&c->out, 2);
                 reply_bulk(&c->out, c->argv[a], c->argvlen[a]);
-                reply_words(&c->out, key_flags(cmd, doc, spec), 1, 1);
+                const char *vf = variable_key_flags(cmd, i, c->argc - 2, c->argv + 2, c->argvlen + 2);
+                reply_words(&c->out, vf ? vf : key_flags(cmd, doc, spec), 1, 1);
             } else {
                 reply_bulk(&c->out, c->argv[a], c->argvlen[a]);
             }
@@ -1477,6 +1574,58 @@ static void debug_object(struct client *c)
         reply_status(&c->out, out);
 }
 
+/* DEBUG DIGEST: every database's keys, each key + value digested and
+ * xored (types/digest.h), taken slot by slot under the slot's lock.  An
+ * empty dataset is 40 zeros. */
+static void debug_digest(struct client *c)
+{
+    unsigned char final[DIGEST_LEN] = {0};
+    char hex[2 * DIGEST_LEN + 1];
+    for (int d = 0; d < ks.ndb; d++) {
+        unsigned char dbx[DIGEST_LEN] = {0}, kd[DIGEST_LEN];
+        long keys = 0;
+        for (unsigned s = 0; s < NSLOTS; s++) {
+            if (!ks.dbs[d]->t[s])
+                continue;
+            slot_lock_self(s);
+            const struct table *t = ks.dbs[d]->t[s];
+            for (uint32_t i = 0; t && i < t->cap; i++) {
+                if (!table_full(t, i))
+                    continue;
+                digest_key_value(kd, t->slots[i]);
+                digest_add_key(dbx, kd);
+                keys++;
+            }
+            slot_unlock_self(s);
+        }
+        if (keys) {
+            digest_db_begin(final, d);
+            digest_xor(final, dbx);
+        }
+    }
+    digest_hex(hex, final);
+    reply_status(&c->out, hex);
+}
+
+/* DEBUG DIGEST-VALUE key ...: the value digests (logically expired keys
+ * too), 40 zeros for a missing key. */
+static void debug_digest_value(struct client *c)
+{
+    reply_array(&c->out, c->argc - 2);
+    for (int j = 2; j < c->argc; j++) {
+        unsigned char d[DIGEST_LEN] = {0};
+        char hex[2 * DIGEST_LEN + 1];
+        unsigned s = key_slot(c->argv[j], c->argvlen[j]);
+        slot_lock_self(s);
+        struct entry *e = db_get(c->db, s, c->argv[j], c->argvlen[j], LK_NOTOUCH | LK_NOSTATS | LK_NOEXPIRE);
+        if (e)
+            digest_value(d, e);
+        slot_unlock_self(s);
+        digest_hex(hex, d);
+        reply_status(&c->out, hex);
+    }
+}
+
 /* Random patterns and subjects through glob_match: it must return, never
  * crash or read out of bounds (run under ASan to be meaningful). */
 static void debug_stringmatch_test(struct client *c)
@@ -1519,6 +1668,10 @@ void debug_command(struct client *c)
             "    Low level details of the value stored at <key>.",
             "SET-ACTIVE-EXPIRE <0|1>",
             "    Turn the background expiry sweep off (0) or on (1).",
+            "DIGEST",
+            "    A hex signature of every database's content (40 zeros when empty).",
+            "DIGEST-VALUE <key> [<key> ...]",
+            "    A hex signature of the value of each key.",
             "CHANGE-REPL-ID",
             "    Give the server a new replication ID.",
             "STRINGMATCH-LEN <pattern> <string>",
@@ -1559,6 +1712,10 @@ void debug_command(struct client *c)
         reply_ok(&c->out);
     } else if (arg_is(c, 1, "quicklist-packed-threshold") && c->argc == 3) {
         debug_quicklist_packed_threshold(c);
+    } else if (arg_is(c, 1, "digest") && c->argc == 2) {
+        debug_digest(c);
+    } else if (arg_is(c, 1, "digest-value") && c->argc >= 2) {
+        debug_digest_value(c);
     } else if (arg_is(c, 1, "stringmatch-len") && c->argc == 4) {
         reply_int(&c->out, glob_match(c->argv[2], c->argvlen[2], c->argv[3], c->argvlen[3], 0));
     } else if (arg_is(c, 1, "stringmatch-test") && c->argc == 2) {

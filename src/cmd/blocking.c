@@ -40,6 +40,7 @@
 #include "../ds/dict.h"
 #include "../persist/prop.h"
 #include "cmd.h"
+#include "slowlog.h"
 #include "../db/db.h"
 
 enum { W_WAITING = 0, W_SERVING, W_SERVED, W_CANCELLED };
@@ -90,6 +91,7 @@ struct waiter {
     int nwait;                 /* queues it is in */
     struct wnode *nodes;
     struct reply out;          /* the reply of a serve */
+    unsigned long long dur_us; /* the serving re-execution's time (slow log) */
 };
 
 static struct bkey *blocked[NSLOTS];       /* slot lock */
@@ -475,7 +477,10 @@ static int reexec(struct waiter *w)
     /* What it changed is fed to the AOF by this thread, the waiter's locks
      * held (its handler rewrites BLPOP as LPOP, BLMOVE as LMOVE ...). */
     struct prop_mark pm = prop_call_begin();
+    long long t0 = time_us();
     w->cmd->fn(&fake);
+    long long t1 = time_us();
+    w->dur_us = (unsigned long long)(t1 > t0 ? t1 - t0 : 0);
     prop_call_end(&fake, pm, cmd_is_write);
     reexec_active = 0;
     w->out = fake.out;
@@ -610,6 +615,8 @@ static void deliver(struct worker *wk, void *arg)
     struct client *c = w->c;
     reply_raw(&c->out, w->out.buf, w->out.len);
     unblock_client(c);
+    /* Redis logs a blocking command once it is served, not when it blocks. */
+    slowlog_check_args(c, w->cmd, w->argc, (const char *const *)w->argv, w->argvlen, w->dur_us);
     free_waiter(w);
     client_unblocked(c);
 }
@@ -632,6 +639,9 @@ static int cancel(struct client *c, int how)
         reply_error(&c->out, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
     }
     unblock_client(c);
+    /* Timed out or unblocked: the call ends here, and is logged (Redis's
+     * updateStatsOnUnblock); it spent no time executing since it blocked. */
+    slowlog_check_args(c, w->cmd, w->argc, (const char *const *)w->argv, w->argvlen, 0);
     free_waiter(w);
     return 1;
 }

@@ -18,9 +18,13 @@
 #include "../base/util.h"
 #include "blocking.h"
 #include "commands.h"
+#include "errorstats.h"
 #include "evict.h"
+#include "monitor.h"
 #include "multi.h"
+#include "pause.h"
 #include "persistence.h"
+#include "slowlog.h"
 #include "tracking.h"
 #include "t_vset.h"
 #include "../persist/aof.h"
@@ -274,6 +278,7 @@ void cmd_execute(struct client *c)
         unknown_command(c);
         multi_flag_error(c);
         STAT_ADD(ws->errors, 1);
+        errorstat_add("ERR", 3);
         goto done;
     }
     if (cmd->subs) {
@@ -284,6 +289,9 @@ void cmd_execute(struct client *c)
             }
             reply_arity_error(c);
             multi_flag_error(c);
+            STAT_ADD(ws->errors, 1); /* counted as Redis does (a rejected call) */
+            STAT_ADD(ws->cmd_rejected[cmd->id], 1);
+            errorstat_add("ERR", 3);
             goto done;
         }
         const struct cmd *sub = cmd_lookup_sub(cmd, c->argv[1], c->argvlen[1]);
@@ -291,6 +299,7 @@ void cmd_execute(struct client *c)
             reply_unknown_subcommand(c);
             multi_flag_error(c);
             STAT_ADD(ws->errors, 1);
+            errorstat_add("ERR", 3);
             goto done;
         }
         cmd = sub;
@@ -318,6 +327,11 @@ run:
     }
     if (!c->authenticated && !(cmd->flags & CMD_NO_AUTH)) {
         reply_error(&c->out, ERR_NOAUTH);
+        goto rejected;
+    }
+    /* A monitor may not touch the keyspace (Redis: it is a replica). */
+    if (HK_UNLIKELY(c->flags & CF_MONITOR) && (cmd->flags & (CMD_WRITE | CMD_READONLY | CMD_MAY_REPLICATE))) {
+        reply_error(&c->out, "ERR Replica can't interact with the keyspace");
         goto rejected;
     }
     /* RESP2 subscribed mode: only the pub/sub context commands. */
@@ -381,12 +395,24 @@ run:
             evict_pre_cmd_oom = 1;
         }
     }
+    /* CLIENT PAUSE (cmd/pause.h): the command waits, unconsumed, until the
+     * pause ends; before MULTI queueing, as Redis's processCommand. */
+    if (__builtin_expect(atomic_load_explicit(&pause_actions, memory_order_relaxed) != 0, 0) &&
+        pause_postpone_if_paused(c, cmd)) {
+        if (skip_set) { /* CLIENT REPLY SKIP still applies to it */
+            c->flags = (c->flags & ~CF_REPLY_SKIP) | CF_REPLY_SKIP_NEXT;
+            skip_set = 0;
+        }
+        STAT_ADD(ws->commands, (unsigned long long)-1); /* counted when it runs */
+        goto done;
+    }
     if (c->ms && multi_in_progress(c) && cmd->fn != exec_command && cmd->fn != discard_command &&
         cmd->fn != multi_command && cmd->fn != watch_command && cmd->fn != quit_command && cmd->fn != reset_command) {
         multi_queue_command(c, cmd);
         reply_status(&c->out, "QUEUED");
         goto done;
     }
+    monitor_feed_script(c, cmd);
     {
         /* One clock read per command: the previous command's end time is
          * this one's start (process_input refreshes it per read batch). */
@@ -403,11 +429,13 @@ run:
             } else {
                 cmd->fn(c);
                 prop_top_end(c, pd, cmd_is_write);
+                monitor_feed(c, cmd);
                 db_unlock_all();
             }
         } else if (cmd->flags & CMD_SELF_LOCKING) {
             cmd->fn(c);
             prop_top_end(c, pd, cmd_is_write);
+            monitor_feed(c, cmd);
         } else {
             int idx[MAX_STACK_KEYS], *kidx = idx, nk;
             unsigned slots[MAX_STACK_KEYS], *sl = slots;
@@ -428,6 +456,7 @@ run:
                 } else {
                     cmd->fn(c);
                     prop_top_end(c, pd, cmd_is_write);
+                    monitor_feed(c, cmd);
                     tracking_remember_keys(c);
                     spin_unlock(&ks.locks[sl[0]]);
                 }
@@ -437,12 +466,14 @@ run:
                 } else {
                     cmd->fn(c);
                     prop_top_end(c, pd, cmd_is_write);
+                    monitor_feed(c, cmd);
                     tracking_remember_keys(c);
                     db_unlock_slots(sl, nk);
                 }
             } else {
                 cmd->fn(c);
                 prop_top_end(c, pd, cmd_is_write);
+                monitor_feed(c, cmd);
             }
             if (kidx != idx) {
                 hk_free(kidx);
@@ -455,11 +486,15 @@ run:
         db_cmd_time_ms = 0;
         long long t1 = time_us();
         c->w->now_us = t1;
+        unsigned long long dur = (unsigned long long)(t1 > t0 ? t1 - t0 : 0);
         STAT_ADD(ws->cmd_calls[cmd->id], 1);
-        STAT_ADD(ws->cmd_usec[cmd->id], (unsigned long long)(t1 > t0 ? t1 - t0 : 0));
+        STAT_ADD(ws->cmd_usec[cmd->id], dur);
+        /* Slow log, latency events, histogram (cmd/slowlog.h). */
+        cmd_latency_hooks(c, cmd, dur);
         if (c->out.len > before && c->out.buf[before] == '-') {
             STAT_ADD(ws->errors, 1);
             STAT_ADD(ws->cmd_failed[cmd->id], 1);
+            errorstat_add_reply(c->out.buf + before, c->out.len - before);
         }
         c->last_cmd = cmd;
         /* What the command allocated or freed reaches the shared total now
@@ -472,6 +507,7 @@ run:
     goto done;
 rejected:
     if (cmd->fn == exec_command && multi_in_progress(c)) {
+        monitor_feed(c, cmd); /* MULTI was shown: so is its end */
         /* A rejected EXEC aborts the transaction, naming the reason. */
         size_t n = c->out.len > rej_mark ? c->out.len - rej_mark : 0;
         char msg[256];
@@ -488,6 +524,10 @@ rejected:
     multi_flag_error(c);
     STAT_ADD(ws->errors, 1);
     STAT_ADD(ws->cmd_rejected[cmd->id], 1);
+    if (c->out.len > rej_mark)
+        errorstat_add_reply(c->out.buf + rej_mark, c->out.len - rej_mark);
+    else
+        errorstat_add("ERR", 3);
 done:
     if (skip_set)
         c->flags &= ~CF_REPLY_SKIP;

@@ -160,6 +160,9 @@ struct cmd_doc {
     const char *kspec;   /* key-spec flags, space separated */
     const char *kspec2;  /* second key spec: RENAME-style dst, or BITOP-style sources */
     const char *tips;    /* space separated */
+    /* Keyword key specs after the first, each with kspec2's flags:
+     * "KEYWORD:startfrom ..." (GEORADIUS's STORE:6 STOREDIST:6). */
+    const char *kspec_kw;
 };
 /* The rows (src/commands.c, every family's .docs rows). */
 extern const struct cmd_doc cmd_docs[];

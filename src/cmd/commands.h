@@ -27,6 +27,9 @@ cmd_fn ping_command, echo_command, quit_command, reset_command, hello_command, a
 cmd_fn info_command, time_command, lastsave_command, debug_command, shutdown_command, command_command,
     module_command;
 
+/* lolwut.c */
+cmd_fn lolwut_command;
+
 /* pubsub.c */
 cmd_fn subscribe_command, unsubscribe_command, psubscribe_command, punsubscribe_command, ssubscribe_command,
     sunsubscribe_command, publish_command, spublish_command, pubsub_command;

@@ -15,7 +15,9 @@
 #include "blocking.h"
 #include "commands.h"
 #include "memstats.h"
+#include "monitor.h"
 #include "multi.h"
+#include "pause.h"
 #include "pubsub.h"
 #include "tracking.h"
 
@@ -179,6 +181,7 @@ void reset_command(struct client *c)
     pubsub_client_gone(c);
     multi_client_gone(c);
     tracking_client_reset(c);
+    monitor_client_gone(c);
     c->db = 0;
     c->out.resp = 2;
     c->flags &= ~(CF_REPLY_OFF | CF_REPLY_SKIP | CF_REPLY_SKIP_NEXT | CF_NO_EVICT | CF_NO_TOUCH);
@@ -192,15 +195,19 @@ void reset_command(struct client *c)
 static void client_flags_str(const struct client *c, char *out)
 {
     char *p = out;
+    if (c->flags & CF_MONITOR)
+        *p++ = 'O';
     if (c->flags & (CF_CLOSE_AFTER_REPLY))
         *p++ = 'c';
     if (c->flags & CF_CLOSE_ASAP)
         *p++ = 'A';
+    if (c->flags & CF_UNIX)
+        *p++ = 'U';
     if (c->flags & CF_NO_EVICT)
         *p++ = 'e';
     if (c->flags & CF_NO_TOUCH)
         *p++ = 'T';
-    if (c->flags & CF_BLOCKED)
+    if (c->flags & (CF_BLOCKED | CF_POSTPONED))
         *p++ = 'b';
     if (c->flags & CF_PUBSUB)
         *p++ = 'P';
@@ -565,6 +572,10 @@ void client_command(struct client *c)
         client_kill(c);
     } else if (!strcmp(sub, "unblock")) {
         client_unblock(c);
+    } else if (!strcmp(sub, "pause")) {
+        pause_client_pause(c);
+    } else if (!strcmp(sub, "unpause")) {
+        pause_client_unpause(c);
     } else if (!strcmp(sub, "setinfo")) {
         char **slot;
         const char *what;
@@ -632,6 +643,10 @@ void client_command(struct client *c)
             "    Kill connections. Options are: ID, TYPE, USER, ADDR, LADDR, SKIPME, MAXAGE.",
             "LIST [options ...]",
             "    Return information about client connections. Options: TYPE, ID.",
+            "UNPAUSE",
+            "    Stop the current client pause, resuming traffic.",
+            "PAUSE <timeout> [WRITE|ALL]",
+            "    Suspend all, or just write, clients for <timeout> milliseconds.",
             "NO-EVICT (ON|OFF)",
             "    Protect current client connection from eviction.",
             "NO-TOUCH (ON|OFF)",

@@ -1,5 +1,6 @@
 /* evict.c - see evict.h. */
 #include "evict.h"
+#include "pause.h"
 
 #include <limits.h>
 #include <math.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../base/latency_monitor.h"
 #include "../base/log.h"
 #include "../base/malloc_stats.h"
 #include "../base/mem.h"
@@ -366,6 +368,9 @@ int evict_perform(void)
     long long maxmem = __atomic_load_n(&cfg.maxmemory, __ATOMIC_RELAXED);
     if (maxmem <= 0)
         return EVICT_OK;
+    /* A client pause stops eviction too (the dataset must not change). */
+    if (atomic_load_explicit(&pause_actions, memory_order_relaxed))
+        return EVICT_OK;
     size_t used = exact_used ? mem_used() : mem_used_fast();
     if (used <= (size_t)maxmem) {
         if (atomic_load_explicit(&exceeded_since_us, memory_order_relaxed))
@@ -405,10 +410,14 @@ int evict_perform(void)
                 freed = to_free;
                 break;
             }
-            if (mono_us() - start > limit)
+            if (mono_us() - start > limit) {
+                latency_sample("eviction-cycle", (mono_us() - start) / 1000);
                 return EVICT_RUNNING;
+            }
         }
     }
+    if (keys)
+        latency_sample("eviction-cycle", (mono_us() - start) / 1000); /* base/latency_monitor.h */
     if (freed >= to_free || used_now(nc) <= (size_t)maxmem) {
         exceeded_stop();
         return EVICT_OK;

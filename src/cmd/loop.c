@@ -10,7 +10,9 @@
 #include "cmd.h"
 #include "evict.h"
 #include "memstats.h"
+#include "monitor.h"
 #include "multi.h"
+#include "pause.h"
 #include "pubsub.h"
 #include "tracking.h"
 
@@ -24,12 +26,17 @@ static void loop_client_gone(struct client *c)
         multi_client_gone(c);
     if (c->trk)
         tracking_client_gone(c);
+    if (c->flags & CF_POSTPONED)
+        pause_client_gone(c);
+    if (c->mon)
+        monitor_client_gone(c);
 }
 
 static void loop_workers_init(int n)
 {
     blocking_init_workers(n);
     pubsub_init(n);
+    pause_init_workers(n);
 }
 
 static void loop_thread_start(struct worker *w)
@@ -47,8 +54,15 @@ static void loop_thread_exit(struct worker *w)
 
 static long long loop_next_timeout(struct worker *w, long long now_ms)
 {
-    /* Timeouts of this worker's blocked clients. */
-    return blocking_any(w) ? blocking_cron(w, now_ms) : -1;
+    /* Timeouts of this worker's blocked clients, and the end of a client
+     * pause when it holds postponed clients. */
+    long long t = blocking_any(w) ? blocking_cron(w, now_ms) : -1;
+    if (atomic_load_explicit(&pause_actions, memory_order_relaxed) || pause_postponed_clients()) {
+        long long p = pause_next_timeout(w, now_ms);
+        if (p >= 0 && (t < 0 || p < t))
+            t = p;
+    }
+    return t;
 }
 
 static void loop_cron(struct worker *w)

@@ -36,7 +36,10 @@
 #include "../ds/dict.h"
 #include "../persist/prop.h"
 #include "commands.h"
+#include "errorstats.h"
 #include "multi.h"
+#include "monitor.h"
+#include "slowlog.h"
 #include "tracking.h"
 
 /* ------------------------------------------------------ lock context --- */
@@ -251,15 +254,21 @@ void cmd_call(struct client *c, const struct cmd *cmd)
             hk_free(kidx);
     }
     struct prop_mark pm = prop_call_begin();
+    monitor_feed_script(c, cmd);
     cmd->fn(c);
     prop_call_end(c, pm, cmd_is_write);
+    monitor_feed(c, cmd); /* its context's locks still held */
     tracking_remember_keys(c);
     long long t1 = time_us();
     STAT_ADD(ws->cmd_calls[cmd->id], 1);
     STAT_ADD(ws->cmd_usec[cmd->id], (unsigned long long)(t1 > t0 ? t1 - t0 : 0));
+    /* Commands run by EXEC and scripts are logged one by one, as Redis's
+     * call() does (EXEC itself is CMD_SKIP_SLOWLOG; EVAL is logged whole). */
+    cmd_latency_hooks(c, cmd, (unsigned long long)(t1 > t0 ? t1 - t0 : 0));
     if (c->out.len > before && c->out.buf[before] == '-') {
         STAT_ADD(ws->errors, 1);
         STAT_ADD(ws->cmd_failed[cmd->id], 1);
+        errorstat_add_reply(c->out.buf + before, c->out.len - before);
     }
 }
 
@@ -511,6 +520,15 @@ void multi_flag_error(struct client *c)
 {
     if (c->ms && c->ms->in_multi)
         c->ms->dirty_exec = 1;
+}
+
+unsigned multi_queued_flags(const struct client *c)
+{
+    const struct multi_state *ms = c->ms;
+    unsigned f = 0;
+    for (int i = 0; ms && i < ms->nq; i++)
+        f |= ms->q[i].flags;
+    return f;
 }
 
 int multi_queued_denyoom(const struct client *c)

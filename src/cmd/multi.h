@@ -62,6 +62,8 @@ int multi_queue_command(struct client *c, const struct cmd *cmd);
 /* The queued transaction holds a DENYOOM command, a script's declared
  * flags counted as they were when it was queued (EXEC is refused when
  * over maxmemory, as Redis does). */
+/* The union of the flags of the queued commands (CLIENT PAUSE WRITE). */
+unsigned multi_queued_flags(const struct client *c);
 int multi_queued_denyoom(const struct client *c);
 /* CLIENT LIST multi= (-1 outside MULTI), watch=, memory; INFO watching. */
 int multi_client_queued(const struct client *c);

@@ -1,6 +1,13 @@
 /* t_common.c - see t_common.h. */
 #include "t_common.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/mem.h"
 #include "../base/util.h"
 
 int scan_opts(struct client *c, long long *count, const char **pat, size_t *plen, int *novalues)
@@ -54,4 +61,27 @@ int getkeys_numkeys(struct client *c, int *idx, int max, int ni, int dst, int af
     for (long long i = 0; i < n && k < max; i++)
         idx[k++] = ni + 1 + (int)i;
     return k;
+}
+
+/* A double argument as Redis reads a score (getDoubleFromObject /
+ * string2d): the whole buffer, no leading space, no overflow to infinity or
+ * underflow to zero, no NaN. */
+int arg_parse_double(const char *s, size_t len, double *out)
+{
+    char buf[256], *heap = NULL, *p = buf, *end;
+    if (len == 0 || isspace((unsigned char)s[0]))
+        return 0;
+    if (len >= sizeof(buf))
+        p = heap = hk_malloc(len + 1);
+    memcpy(p, s, len);
+    p[len] = 0;
+    errno = 0;
+    double v = strtod(p, &end);
+    int ok = (size_t)(end - p) == len && !isnan(v) &&
+             !(errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL || fpclassify(v) == FP_ZERO));
+    if (heap)
+        hk_free(heap);
+    if (ok)
+        *out = v;
+    return ok;
 }

@@ -44,4 +44,8 @@ static inline int index_range(long long *start, long long *end, long long len)
  * without touching a key. */
 int getkeys_numkeys(struct client *c, int *idx, int max, int ni, int dst, int after);
 
+/* A double argument as Redis reads scores and coordinates (whole buffer,
+ * no leading space, no overflow or underflow, no NaN): 1 and *out, or 0. */
+int arg_parse_double(const char *s, size_t len, double *out);
+
 #endif

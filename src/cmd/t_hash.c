@@ -9,6 +9,9 @@
  * calls hash_expire_fields() for entries flagged E_HFE; every write keeps
  * that flag in step with "the hash has a field TTL" (hfe_sync).
  *
+ * Redis 8's HGETDEL / HGETEX / HSETEX (at the end) reuse the same pieces;
+ * each call is one propagation unit, fed as Redis 8 feeds it.
+ *
  * Handlers run with the key's slot lock held by the dispatcher. */
 #include <errno.h>
 #include <limits.h>
@@ -889,6 +892,33 @@ static long long parse_fields(struct client *c, int at, const char *numerr)
     return n;
 }
 
+/* A field TTL argument (argv[i]) as absolute unix ms: seconds or ms, added to
+ * basetime (0 for the absolute forms).  Redis 8's parseExpireTime: negative
+ * values, and times past HFE_MAX_MS, are refused.  0 or -1 (replied). */
+static int parse_hfe_time(struct client *c, int i, int seconds, long long basetime, long long *out)
+{
+    long long when;
+    if (arg_ll(c, i, &when) < 0)
+        return -1;
+    if (when < 0) {
+        reply_error(&c->out, "ERR invalid expire time, must be >= 0");
+        return -1;
+    }
+    if (seconds) {
+        if (when > HFE_MAX_MS / 1000) {
+            reply_errorf(&c->out, "ERR invalid expire time in '%s' command", c->cmd->name);
+            return -1;
+        }
+        when *= 1000;
+    }
+    if (when > HFE_MAX_MS - basetime) {
+        reply_errorf(&c->out, "ERR invalid expire time in '%s' command", c->cmd->name);
+        return -1;
+    }
+    *out = when + basetime;
+    return 0;
+}
+
 static void hexpire_generic(struct client *c, long long basetime, int seconds)
 {
     int bad, cond = 0, at = 4;
@@ -896,24 +926,8 @@ static void hexpire_generic(struct client *c, long long basetime, int seconds)
     struct entry *e = hlookup(c, LK_NOSTATS, &bad);
     if (bad)
         return;
-    if (arg_ll(c, 2, &when) < 0)
+    if (parse_hfe_time(c, 2, seconds, basetime, &when) < 0)
         return;
-    if (when < 0) {
-        reply_error(&c->out, "ERR invalid expire time, must be >= 0");
-        return;
-    }
-    if (seconds) {
-        if (when > HFE_MAX_MS / 1000) {
-            reply_errorf(&c->out, "ERR invalid expire time in '%s' command", c->cmd->name);
-            return;
-        }
-        when *= 1000;
-    }
-    if (when > HFE_MAX_MS - basetime) {
-        reply_errorf(&c->out, "ERR invalid expire time in '%s' command", c->cmd->name);
-        return;
-    }
-    when += basetime;
     if (arg_is(c, 3, "nx"))
         cond = HFE_NX;
     else if (arg_is(c, 3, "xx"))
@@ -1092,4 +1106,392 @@ void hpersist_command(struct client *c)
     }
     if (changed)
         KEY_MODIFIED(c, 1, NOTIFY_HASH, "hpersist");
+}
+
+/* ------------------------------------------- Redis 8: HGETDEL, HGETEX, HSETEX --- */
+
+/* After HGETDEL / HGETEX / HSETEX: the WATCH / tracking signal.  A change
+ * the command made itself counts as a write (the change counter moves and
+ * the command, or what it fed instead, goes to the AOF); fields that only
+ * expired on the way do not (their HDELs were fed as they went). */
+static void hsignal(struct client *c, int changed)
+{
+    if (changed)
+        KEY_SIGNAL(c, 1);
+    else
+        signal_modified_key(NULL, c->db, kslot(c, 1), c->argv[1], c->argvlen[1]);
+}
+
+/* One execution unit per call, as Redis 8 propagates these commands: the
+ * HDELs of fields that expired on the way, or dropped for a time already
+ * past, and the command's own form go to the AOF together (MULTI ... EXEC
+ * when more than one).  So the bodies feed their own form (prop_rewrite)
+ * whenever they change something themselves. */
+static void hx_unit(struct client *c, void (*body)(struct client *))
+{
+    prop_unit_begin();
+    body(c);
+    prop_unit_end();
+}
+
+/* HGETDEL key FIELDS numfields field...: the values (nil for absent
+ * fields), which are removed; the key goes with its last field.  Fed as
+ * HDEL key <every field named> (Redis 8 rewrites its argv so). */
+static void hgetdel_body(struct client *c)
+{
+    int bad;
+    struct entry *e = hlookup(c, LK_NOSTATS, &bad);
+    if (bad)
+        return;
+    long long n = parse_fields(c, 3, "ERR Number of fields must be a positive integer");
+    if (n < 0)
+        return;
+    int had = e != NULL;
+    long expired = 0, deleted = 0;
+    struct hloc l;
+    struct lp_val v;
+    reply_array(&c->out, n);
+    for (int i = 4; i < c->argc; i++) {
+        if (e)
+            hash_detach(e); /* lazy expiry below may put it back inline */
+        if (!e || !hfield_live_ex(c, &e, c->argv[i], c->argvlen[i], &l, &expired)) {
+            reply_null(&c->out);
+            continue;
+        }
+        hash_loc_val(e, &l, &v);
+        reply_lpv(&c->out, &v);
+        hash_del_at(e, &l);
+        deleted++;
+        if (hash_length(e) == 0) {
+            hdelkey(c);
+            e = NULL;
+        }
+    }
+    if (e) {
+        hfe_sync(c, e);
+        hattach(c, e);
+    }
+    if (!expired && !deleted)
+        return;
+    hsignal(c, deleted > 0);
+    if (expired)
+        KEY_EVENT(c, 1, NOTIFY_HASH, "hexpired");
+    if (deleted) {
+        KEY_EVENT(c, 1, NOTIFY_HASH, "hdel");
+        size_t cnt = (size_t)c->argc - 2;
+        const char **av = hk_malloc(sizeof(*av) * cnt);
+        size_t *al = hk_malloc(sizeof(*al) * cnt);
+        av[0] = "HDEL", al[0] = 4;
+        av[1] = c->argv[1], al[1] = c->argvlen[1];
+        for (int i = 4; i < c->argc; i++)
+            av[i - 2] = c->argv[i], al[i - 2] = c->argvlen[i];
+        prop_rewrite(c, (int)cnt, av, al);
+        hk_free(av);
+        hk_free(al);
+    }
+    if (had && !e)
+        KEY_EVENT(c, 1, NOTIFY_GENERIC, "del");
+}
+
+#define HX_EX 1
+#define HX_PX 2
+#define HX_EXAT 4
+#define HX_PXAT 8
+#define HX_PERSIST 16
+#define HX_KEEPTTL 32
+#define HX_FXX 64
+#define HX_FNX 128
+#define HX_TTL (HX_EX | HX_PX | HX_EXAT | HX_PXAT)
+
+/* The option names of HGETEX / HSETEX (lower case), their flags. */
+static int hx_option(struct client *c, int i)
+{
+    static const struct {
+        const char *name;
+        int flag;
+    } opts[] = {{"ex", HX_EX},           {"px", HX_PX},           {"exat", HX_EXAT}, {"pxat", HX_PXAT},
+                {"persist", HX_PERSIST}, {"keepttl", HX_KEEPTTL}, {"fxx", HX_FXX},   {"fnx", HX_FNX}};
+    for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]); k++)
+        if (arg_is(c, i, opts[k].name))
+            return opts[k].flag;
+    return 0;
+}
+
+/* The time argument of a TTL option as absolute ms (0 or -1, replied). */
+static int hx_time(struct client *c, int opt, int i, long long *when)
+{
+    return parse_hfe_time(c, i, (opt & (HX_EX | HX_EXAT)) != 0, (opt & (HX_EX | HX_PX)) ? db_now_ms() : 0, when);
+}
+
+/* HGETEX key [EX s | PX ms | EXAT t | PXAT t | PERSIST] FIELDS n field...:
+ * the values, then the live fields named get the TTL (or lose theirs).  Fed
+ * as Redis 8: HPEXPIREAT key <abs ms> FIELDS n field... / HPERSIST key
+ * FIELDS n field... when a TTL changed; HDEL key field, one per field, when
+ * the time was already past (fed as each goes; the command is not). */
+static void hgetex_body(struct client *c)
+{
+    int bad, at = 3;
+    long long when = 0;
+    struct entry *e = hlookup(c, LK_NOSTATS, &bad);
+    if (bad)
+        return;
+    int opt = hx_option(c, 2) & (HX_TTL | HX_PERSIST);
+    if (opt & HX_TTL) {
+        if (hx_time(c, opt, 3, &when) < 0)
+            return;
+        at += 2;
+    } else if (opt) {
+        at += 1;
+    }
+    if (at >= c->argc) {
+        reply_arity_error(c);
+        return;
+    }
+    long long n = parse_fields(c, at, "ERR Number of fields must be a positive integer");
+    if (n < 0)
+        return;
+    reply_array(&c->out, n);
+    if (!e) {
+        for (long long i = 0; i < n; i++)
+            reply_null(&c->out);
+        return;
+    }
+    long long now = db_now_ms();
+    long expired = 0, updated = 0, deleted = 0;
+    struct hloc l;
+    struct lp_val v;
+    for (int i = at + 1; i < c->argc; i++) {
+        const char *f = c->argv[i];
+        size_t flen = c->argvlen[i];
+        if (e)
+            hash_detach(e);
+        if (!e || !hfield_live_ex(c, &e, f, flen, &l, &expired)) {
+            reply_null(&c->out);
+            continue;
+        }
+        hash_loc_val(e, &l, &v);
+        reply_lpv(&c->out, &v);
+        if (!opt)
+            continue;
+        int r = (opt & HX_PERSIST) ? hash_persist_field(e, f, flen, now) : hash_set_field_ttl(e, f, flen, when, 0, now);
+        updated += r == 1;
+        if (r == 2) {
+            deleted++;
+            hash_prop_field_expired(c->db, c->argv[1], c->argvlen[1], f, flen); /* HDEL, as Redis */
+        }
+        if (hash_length(e) == 0) {
+            hdelkey(c);
+            e = NULL;
+        }
+    }
+    if (e) {
+        hfe_sync(c, e);
+        hattach(c, e);
+    }
+    if (!expired && !updated && !deleted)
+        return;
+    hsignal(c, updated + deleted > 0);
+    if (expired)
+        KEY_EVENT(c, 1, NOTIFY_HASH, "hexpired");
+    if (updated) {
+        KEY_EVENT(c, 1, NOTIFY_HASH, (opt & HX_PERSIST) ? "hpersist" : "hexpire");
+        /* HGETEX key <opt> [t] FIELDS n f... -> HPERSIST key FIELDS n f... /
+         * HPEXPIREAT key <abs ms> FIELDS n f... (argc - 1 either way). */
+        size_t cnt = (size_t)c->argc - 1;
+        const char **av = hk_malloc(sizeof(*av) * cnt);
+        size_t *al = hk_malloc(sizeof(*al) * cnt);
+        char tb[32];
+        size_t k = 0;
+        if (opt & HX_PERSIST) {
+            av[k] = "HPERSIST", al[k++] = 8;
+            av[k] = c->argv[1], al[k++] = c->argvlen[1];
+        } else {
+            av[k] = "HPEXPIREAT", al[k++] = 10;
+            av[k] = c->argv[1], al[k++] = c->argvlen[1];
+            av[k] = tb, al[k++] = (size_t)ll_to_str(tb, when);
+        }
+        for (int i = at - 1; i < c->argc; i++)
+            av[k] = c->argv[i], al[k++] = c->argvlen[i];
+        prop_rewrite(c, (int)k, av, al);
+        hk_free(av);
+        hk_free(al);
+    } else if (deleted) {
+        KEY_EVENT(c, 1, NOTIFY_HASH, "hdel");
+        prop_prevent(); /* its HDELs were fed */
+    }
+    if (!e)
+        KEY_EVENT(c, 1, NOTIFY_GENERIC, "del");
+}
+
+/* HSETEX's options up to FIELDS, in Redis 8's order of checks.  Sets
+ * *flags, *when (absolute ms) and *when_at (argv index of the time, or
+ * -1); returns the index of the first field, or -1 (replied). */
+static int hsetex_parse(struct client *c, int *flags, long long *when, int *when_at)
+{
+    *flags = 0;
+    *when_at = -1;
+    for (int i = 2; i < c->argc; i++) {
+        int opt = hx_option(c, i);
+        if (arg_is(c, i, "fields")) {
+            long long n;
+            if (i >= c->argc - 3) {
+                reply_arity_error(c);
+                return -1;
+            }
+            if (arg_ll_range(c, i + 1, 1, INT_MAX, &n, "ERR invalid number of fields") < 0)
+                return -1;
+            long long left = c->argc - i - 2;
+            if (left % 2 != 0 || n != left / 2) {
+                reply_arity_error(c);
+                return -1;
+            }
+            return i + 2;
+        }
+        if (opt & (HX_TTL | HX_KEEPTTL)) {
+            if (*flags & (HX_TTL | HX_KEEPTTL)) {
+                reply_error(&c->out, "ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified");
+                return -1;
+            }
+            *flags |= opt;
+            if (opt == HX_KEEPTTL)
+                continue;
+            if (i >= c->argc - 1) {
+                reply_error(&c->out, "ERR missing expire time");
+                return -1;
+            }
+            i++;
+            if (hx_time(c, opt, i, when) < 0)
+                return -1;
+            *when_at = i;
+        } else if (opt & (HX_FXX | HX_FNX)) {
+            if (*flags & (HX_FXX | HX_FNX)) {
+                reply_error(&c->out, "ERR Only one of FXX or FNX arguments can be specified");
+                return -1;
+            }
+            *flags |= opt;
+        } else {
+            /* Redis formats the argument with %s: it ends at a NUL byte. */
+            const char *a = c->argv[i];
+            size_t n = strnlen(a, c->argvlen[i]);
+            char *msg = hk_malloc(n + 32);
+            memcpy(msg, "ERR unknown argument: ", 22);
+            memcpy(msg + 22, a, n);
+            msg[22 + n] = '\0';
+            reply_error(&c->out, msg);
+            hk_free(msg);
+            return -1;
+        }
+    }
+    reply_arity_error(c); /* no FIELDS (unreachable with arity -6, as in Redis) */
+    return -1;
+}
+
+/* HSETEX key [FNX | FXX] [EX s | PX ms | EXAT t | PXAT t | KEEPTTL] FIELDS n
+ * field value...: 1 when every field was set, 0 when FNX / FXX refused
+ * (then nothing is set).  Without a TTL option or KEEPTTL a field loses its
+ * TTL, as with HSET.  Fed as Redis 8: as called, with a relative or
+ * seconds time rewritten to PXAT <abs ms>; when the time was already past
+ * (the fields are set and dropped) as HDEL key field, one per field. */
+static void hsetex_body(struct client *c)
+{
+    int bad, flags, when_at;
+    long long when = 0;
+    int first = hsetex_parse(c, &flags, &when, &when_at);
+    if (first < 0)
+        return;
+    struct entry *e = hlookup(c, LK_NOSTATS, &bad);
+    if (bad)
+        return;
+    if (!e && (flags & HX_FXX)) {
+        reply_int(&c->out, 0);
+        return;
+    }
+    long expired = 0;
+    if (e && (flags & (HX_FXX | HX_FNX))) {
+        long long found = 0, want = (c->argc - first) / 2;
+        struct hloc l;
+        for (int i = first; i < c->argc && e; i += 2) {
+            int exists = hfield_live_ex(c, &e, c->argv[i], c->argvlen[i], &l, &expired);
+            found += exists;
+            if (((flags & HX_FXX) && !exists) || ((flags & HX_FNX) && exists))
+                break;
+        }
+        if (((flags & HX_FNX) && found != 0) || ((flags & HX_FXX) && found != want)) {
+            reply_int(&c->out, 0);
+            if (expired) {
+                hsignal(c, 0);
+                KEY_EVENT(c, 1, NOTIFY_HASH, "hexpired");
+                if (!e)
+                    KEY_EVENT(c, 1, NOTIFY_GENERIC, "del");
+            }
+            prop_prevent(); /* nothing set: only the expired fields' HDELs */
+            return;
+        }
+    }
+    if (!e)
+        e = hcreate(c); /* absent, or gone with its expired fields */
+    else
+        hash_detach(e);
+    hash_try_convert(e, c->argvlen, first, c->argc - 1);
+    long long now = db_now_ms();
+    long updated = 0, deleted = 0;
+    int keep = (flags & (HX_TTL | HX_KEEPTTL)) != 0;
+    for (int i = first; i < c->argc; i += 2) {
+        hash_set(e, c->argv[i], c->argvlen[i], c->argv[i + 1], c->argvlen[i + 1], keep);
+        if (!(flags & HX_TTL))
+            continue;
+        int r = hash_set_field_ttl(e, c->argv[i], c->argvlen[i], when, 0, now);
+        updated += r == 1;
+        if (r == 2) {
+            deleted++;
+            hash_prop_field_expired(c->db, c->argv[1], c->argvlen[1], c->argv[i], c->argvlen[i]); /* HDEL */
+        }
+    }
+    int gone = hash_length(e) == 0; /* every field set was dropped (a past time) */
+    if (gone) {
+        hdelkey(c);
+    } else {
+        hfe_sync(c, e);
+        hattach(c, e);
+    }
+    reply_int(&c->out, 1);
+    hsignal(c, 1);
+    if (expired)
+        KEY_EVENT(c, 1, NOTIFY_HASH, "hexpired");
+    KEY_EVENT(c, 1, NOTIFY_HASH, "hset");
+    if (deleted || updated)
+        KEY_EVENT(c, 1, NOTIFY_HASH, deleted ? "hdel" : "hexpire");
+    if (gone)
+        KEY_EVENT(c, 1, NOTIFY_GENERIC, "del");
+    if (deleted) {
+        prop_prevent(); /* its HDELs were fed */
+    } else if ((flags & HX_TTL) && !(flags & HX_PXAT)) {
+        const char **av = hk_malloc(sizeof(*av) * (size_t)c->argc);
+        size_t *al = hk_malloc(sizeof(*al) * (size_t)c->argc);
+        char tb[32];
+        for (int i = 0; i < c->argc; i++)
+            av[i] = c->argv[i], al[i] = c->argvlen[i];
+        av[when_at - 1] = "PXAT", al[when_at - 1] = 4;
+        av[when_at] = tb, al[when_at] = (size_t)ll_to_str(tb, when);
+        prop_rewrite(c, c->argc, av, al);
+        hk_free(av);
+        hk_free(al);
+    } else {
+        prop_rewrite(c, c->argc, (const char *const *)c->argv, c->argvlen);
+    }
+}
+
+void hgetdel_command(struct client *c)
+{
+    hx_unit(c, hgetdel_body);
+}
+
+void hgetex_command(struct client *c)
+{
+    hx_unit(c, hgetex_body);
+}
+
+void hsetex_command(struct client *c)
+{
+    hx_unit(c, hsetex_body);
 }

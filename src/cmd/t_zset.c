@@ -32,26 +32,10 @@
 
 /* ===================================================== score text === */
 
-/* Parse a score argument as Redis does (getDoubleFromObject): the whole
- * buffer, no leading space, no overflow, no NaN. */
-static int parse_score(const char *s, size_t len, double *out)
+/* A score argument as Redis reads it (t_common.h). */
+static inline int parse_score(const char *s, size_t len, double *out)
 {
-    char buf[256], *heap = NULL, *p = buf, *end;
-    if (len == 0 || isspace((unsigned char)s[0]))
-        return 0;
-    if (len >= sizeof(buf))
-        p = heap = hk_malloc(len + 1);
-    memcpy(p, s, len);
-    p[len] = 0;
-    errno = 0;
-    double v = strtod(p, &end);
-    int ok = (size_t)(end - p) == len && !isnan(v) &&
-             !(errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL || fpclassify(v) == FP_ZERO));
-    if (heap)
-        hk_free(heap);
-    if (ok)
-        *out = v;
-    return ok;
+    return arg_parse_double(s, len, out);
 }
 
 /* Reply a score: a double (RESP3) or its %.17g text (RESP2); integral

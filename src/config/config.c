@@ -3,7 +3,11 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
 #include <limits.h>
+#include <locale.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,25 +20,38 @@
 #include "../cmd/commands.h"
 #include "../cmd/evict.h"
 #include "../cmd/tracking.h"
+#include "../cmd/slowlog.h"
+#include "../cmd/errorstats.h"
 #include "../cmd/notify.h"
 #include "../db/object.h"
 #include "../net/client_evict.h"
+#include "../net/worker.h"
 #include "../persist/aof.h"
 #include "../ds/stream.h"
 #include "../script/script.h"
 #include "../types/hash.h"
+#include "../types/hll.h"
 #include "../types/list.h"
 #include "../cmd/cmd.h"
 
 struct config cfg;
 
-enum { T_BOOL, T_INT, T_LL, T_MEM, T_STR, T_ENUM, T_SPECIAL };
+/* T_OCTAL: an int written and shown in octal (unixsocketperm). */
+enum { T_BOOL, T_INT, T_LL, T_MEM, T_STR, T_ENUM, T_SPECIAL, T_OCTAL };
 #define IMMUTABLE 1
 #define SENSITIVE 2 /* not shown by CONFIG GET? (Redis shows requirepass) */
 /* CONFIG SET refuses it unless enable-protected-configs allows the client
  * (Redis 7's PROTECTED_CONFIG: dir and dbfilename, the two a client could
  * use to write a file of its choosing somewhere). */
 #define PROTECTED 4
+/* Redis's HIDDEN_CONFIG: CONFIG GET shows it only when asked by its exact
+ * name, never for a glob pattern (test and debugging knobs). */
+#define HIDDEN 8
+/* HotKV's own immutable parameters (no Redis counterpart): CONFIG SET to
+ * the value they already have is a no-op rather than an error, so tools
+ * that set every CONFIG GET * value back (Redis's own test suite) do not
+ * trip on a name they cannot know to skip. */
+#define SAME_OK 32
 
 struct param {
     const char *name;
@@ -118,14 +135,40 @@ static void get_dir(const struct param *p, char *buf, size_t cap);
  * a message.  Called only once workers run (before, only the value is
  * stored). */
 int (*config_appendonly_hook)(int on, char *err, size_t errlen) = aof_set_appendonly;
+
+/* latency-tracking-info-percentiles: space-separated values (cmd/latency.c). */
+static int set_latency_pct(const struct param *p, int argc, char **argv, char *err, size_t errlen)
+{
+    char buf[4096];
+    size_t len = 0;
+    (void)p;
+    for (int i = 0; i < argc; i++) { /* a config file line gives several words */
+        int w = snprintf(buf + len, sizeof(buf) - len, "%s%s", i ? " " : "", argv[i]);
+        if (w < 0 || (size_t)w >= sizeof(buf) - len) {
+            snprintf(err, errlen, "Invalid latency-tracking-info-percentiles parameters");
+            return -1;
+        }
+        len += (size_t)w;
+    }
+    buf[len] = 0;
+    return latency_percentiles_set(buf, err, errlen);
+}
+static void get_latency_pct(const struct param *p, char *buf, size_t cap)
+{
+    (void)p;
+    latency_percentiles_get(buf, cap);
+}
 /* Set by cmd/evict.c: maxmemory changed (a smaller limit evicts now). */
+
+/* Redis 7.2 directives accepted with no effect, unixsocket, shutdown-on-sig*. */
+#include "compat.inc"
 
 static struct param params[] = {
     {"port", NULL, T_SPECIAL, &cfg.port, 0, 65535, 0, NULL, set_port, NULL},
     {"bind", NULL, T_SPECIAL, &cfg.bind, 0, 0, 0, NULL, set_bind, get_str},
-    {"threads", "server-threads", T_INT, &cfg.threads, 1, 1024, IMMUTABLE, NULL, NULL, NULL},
+    {"threads", "server-threads", T_INT, &cfg.threads, 1, 1024, IMMUTABLE | SAME_OK, NULL, NULL, NULL},
     {"io-threads", NULL, T_INT, &cfg.io_threads, 1, 128, IMMUTABLE, NULL, NULL, NULL},
-    {"io-uring", NULL, T_BOOL, &cfg.io_uring, 0, 1, IMMUTABLE, NULL, NULL, NULL},
+    {"io-uring", NULL, T_BOOL, &cfg.io_uring, 0, 1, IMMUTABLE | SAME_OK, NULL, NULL, NULL},
     {"requirepass", NULL, T_STR, &cfg.requirepass, 0, 0, 0, NULL, NULL, NULL},
     {"maxclients", NULL, T_LL, &cfg.maxclients, 1, UINT_MAX, 0, NULL, NULL, NULL},
     {"timeout", NULL, T_INT, &cfg.timeout, 0, INT_MAX, 0, NULL, NULL, NULL},
@@ -133,7 +176,7 @@ static struct param params[] = {
     {"tcp-backlog", NULL, T_INT, &cfg.tcp_backlog, 0, INT_MAX, IMMUTABLE, NULL, NULL, NULL},
     {"tcp-keepalive", NULL, T_INT, &cfg.tcp_keepalive, 0, INT_MAX, 0, NULL, NULL, NULL},
     {"databases", NULL, T_INT, &cfg.databases, 1, MAX_DBS, IMMUTABLE, NULL, NULL, NULL},
-    {"hz", NULL, T_INT, &cfg.hz, 1, 500, 0, NULL, NULL, NULL},
+    {"hz", NULL, T_INT, &cfg.hz, 0, INT_MAX, 0, NULL, NULL, NULL},
     {"proto-max-bulk-len", NULL, T_MEM, &cfg.proto_max_bulk_len, 1024 * 1024, ENTRY_MAX_LEN, 0, NULL, NULL, NULL},
     {"client-query-buffer-limit", NULL, T_MEM, &cfg.client_query_buffer_limit, 1024 * 1024, LLONG_MAX, 0, NULL, NULL, NULL},
     {"client-output-buffer-limit", NULL, T_SPECIAL, NULL, 0, 0, 0, NULL, set_obuf, get_obuf},
@@ -165,15 +208,17 @@ static struct param params[] = {
     {"list-compress-depth", NULL, T_INT, &list_compress_depth, 0, INT_MAX, 0, NULL, NULL, NULL},
     {"stream-node-max-bytes", NULL, T_MEM, &stream_node_max_bytes, 0, LLONG_MAX, 0, NULL, NULL, NULL},
     {"stream-node-max-entries", NULL, T_LL, &stream_node_max_entries, 0, LLONG_MAX, 0, NULL, NULL, NULL},
+    {"hll-sparse-max-bytes", NULL, T_MEM, &hll_sparse_max_bytes, 0, LONG_MAX, 0, NULL, NULL, NULL},
     {"save", NULL, T_SPECIAL, &cfg.save, 0, 0, 0, NULL, set_save, get_str},
+#include "compat.tab"
     {"rdbcompression", NULL, T_BOOL, &cfg.rdbcompression, 0, 1, 0, NULL, NULL, NULL},
     {"rdbchecksum", NULL, T_BOOL, &cfg.rdbchecksum, 0, 1, 0, NULL, NULL, NULL},
     {"rdb-version", NULL, T_INT, &cfg.rdb_version, 10, 12, 0, NULL, NULL, NULL},
     {"stop-writes-on-bgsave-error", NULL, T_BOOL, &cfg.stop_writes_on_bgsave_error, 0, 1, 0, NULL, NULL, NULL},
     {"rdb-del-sync-files", NULL, T_BOOL, &cfg.rdb_del_sync_files, 0, 1, 0, NULL, NULL, NULL},
     {"rdb-save-incremental-fsync", NULL, T_BOOL, &cfg.rdb_save_incremental_fsync, 0, 1, 0, NULL, NULL, NULL},
-    {"rdb-key-save-delay", NULL, T_LL, &cfg.rdb_key_save_delay, LLONG_MIN, LLONG_MAX, 0, NULL, NULL, NULL},
-    {"key-load-delay", NULL, T_LL, &cfg.key_load_delay, LLONG_MIN, LLONG_MAX, 0, NULL, NULL, NULL},
+    {"rdb-key-save-delay", NULL, T_LL, &cfg.rdb_key_save_delay, LLONG_MIN, LLONG_MAX, HIDDEN, NULL, NULL, NULL},
+    {"key-load-delay", NULL, T_LL, &cfg.key_load_delay, LLONG_MIN, LLONG_MAX, HIDDEN, NULL, NULL, NULL},
     {"sanitize-dump-payload", NULL, T_ENUM, &cfg.sanitize_dump_payload, 0, 0, 0, sanitize_modes, NULL, NULL},
     {"appendonly", NULL, T_SPECIAL, &cfg.appendonly, 0, 1, 0, NULL, set_appendonly, get_bool},
     {"appendfsync", NULL, T_ENUM, &cfg.appendfsync, 0, 0, 0, fsyncs, NULL, NULL},
@@ -191,11 +236,20 @@ static struct param params[] = {
     {"lazyfree-lazy-server-del", NULL, T_BOOL, &cfg.lazyfree_lazy_server_del, 0, 1, 0, NULL, NULL, NULL},
     {"lazyfree-lazy-expire", NULL, T_BOOL, &cfg.lazyfree_lazy_expire, 0, 1, 0, NULL, NULL, NULL},
     {"lazyfree-lazy-eviction", NULL, T_BOOL, &cfg.lazyfree_lazy_eviction, 0, 1, 0, NULL, NULL, NULL},
+    /* The slow log and the latency monitor (cmd/slowlog.c, cmd/latency.c). */
+    {"slowlog-log-slower-than", NULL, T_LL, &cfg.slowlog_log_slower_than, -1, LLONG_MAX, 0, NULL, NULL, NULL},
+    {"slowlog-max-len", NULL, T_LL, &cfg.slowlog_max_len, 0, LONG_MAX, 0, NULL, NULL, NULL},
+    {"latency-monitor-threshold", NULL, T_LL, &latency_monitor_threshold, 0, LLONG_MAX, 0, NULL, NULL, NULL},
+    {"latency-tracking", NULL, T_BOOL, &cfg.latency_tracking, 0, 1, 0, NULL, NULL, NULL},
+    {"latency-tracking-info-percentiles", NULL, T_SPECIAL, NULL, 0, 0, 0, NULL, set_latency_pct, get_latency_pct},
     {"tracking-table-max-keys", NULL, T_LL, &tracking_table_max_keys, 0, LONG_MAX, 0, NULL, NULL, NULL},
     {"busy-reply-threshold", "lua-time-limit", T_LL, &script_busy_reply_threshold, 0, LLONG_MAX, 0, NULL, NULL, NULL},
     {"notify-keyspace-events", NULL, T_SPECIAL, NULL, 0, 0, 0, NULL, set_notify, get_notify},
 };
 #define NPARAMS ((int)(sizeof(params) / sizeof(params[0])))
+
+static void rewrite_snapshot_defaults(void);
+static int config_rewrite_file(const char *path, char *err, size_t errlen);
 
 void config_defaults(void)
 {
@@ -248,6 +302,23 @@ void config_defaults(void)
     cfg.aof_use_rdb_preamble = 1;
     cfg.aof_load_truncated = 1;
     cfg.aof_rewrite_incremental_fsync = 1;
+    compat_defaults();
+    cfg.slowlog_log_slower_than = 10000;
+    cfg.slowlog_max_len = 128;
+    cfg.latency_tracking = 1;
+    rewrite_snapshot_defaults(); /* last: CONFIG REWRITE's notion of "default" */
+}
+
+static void param_get(const struct param *p, char *buf, size_t cap);
+/* SAME_OK: the new value is the current one (compared as CONFIG GET
+ * shows it, case-blind for yes/no). */
+static int same_value_ok(const struct param *p, const char *v)
+{
+    char cur[256];
+    if (!(p->flags & SAME_OK))
+        return 0;
+    param_get(p, cur, sizeof(cur));
+    return !strcasecmp(cur, v);
 }
 
 static const struct param *find_param(const char *name)
@@ -275,21 +346,25 @@ static void param_get(const struct param *p, char *buf, size_t cap)
         return;
     }
     switch (p->type) {
+    /* Atomic loads: param_set stores these atomically from any worker. */
     case T_BOOL:
-        snprintf(buf, cap, "%s", *(int *)p->ptr ? "yes" : "no");
+        snprintf(buf, cap, "%s", __atomic_load_n((int *)p->ptr, __ATOMIC_RELAXED) ? "yes" : "no");
         break;
     case T_INT:
-        snprintf(buf, cap, "%d", *(int *)p->ptr);
+        snprintf(buf, cap, "%d", __atomic_load_n((int *)p->ptr, __ATOMIC_RELAXED));
         break;
     case T_MEM:
     case T_LL:
-        snprintf(buf, cap, "%lld", *(long long *)p->ptr);
+        snprintf(buf, cap, "%lld", __atomic_load_n((long long *)p->ptr, __ATOMIC_RELAXED));
         break;
     case T_STR:
         get_str(p, buf, cap);
         break;
     case T_ENUM:
         snprintf(buf, cap, "%s", p->enums[*(int *)p->ptr]);
+        break;
+    case T_OCTAL:
+        snprintf(buf, cap, "%o", (unsigned)*(int *)p->ptr);
         break;
     default:
         buf[0] = 0;
@@ -550,6 +625,18 @@ static int param_set(const struct param *p, int argc, char **argv, int apply, ch
                 long long v;
                 return argc == 1 ? cev_config_parse(argv[0], &v, err, errlen) : set_maxmemory_clients(p, argc, argv, err, errlen);
             }
+            if (p->set == set_shutdown_sig) {
+                int v;
+                return parse_shutdown_sig(argc, argv, &v, err, errlen);
+            }
+            if (p->set == set_oom_values) {
+                int v[3];
+                return parse_oom_values(argc, argv, v, err, errlen);
+            }
+            if (p->set == set_replicaof) {
+                long port;
+                return parse_replicaof(argc, argv, &port, err, errlen);
+            }
         }
         return apply ? p->set(p, argc, argv, err, errlen) : 0;
     }
@@ -558,7 +645,26 @@ static int param_set(const struct param *p, int argc, char **argv, int apply, ch
         return -1;
     }
     const char *v = argv[0];
+    if (check_value(p, v, err, errlen) < 0) /* compat.inc */
+        return -1;
     switch (p->type) {
+    case T_OCTAL: {
+        char *end;
+        errno = 0;
+        long long x = strtoll(v, &end, 8);
+        if (!*v || *end || errno) {
+            snprintf(err, errlen, "argument couldn't be parsed as an octal number");
+            return -1;
+        }
+        if (x < p->min || x > p->max) {
+            snprintf(err, errlen, "argument must be between %llo and %llo inclusive", (unsigned long long)p->min,
+                     (unsigned long long)p->max);
+            return -1;
+        }
+        if (apply)
+            __atomic_store_n((int *)p->ptr, (int)x, __ATOMIC_RELAXED);
+        return 0;
+    }
     case T_BOOL: {
         int b;
         if (!strcasecmp(v, "yes"))
@@ -597,6 +703,8 @@ static int param_set(const struct param *p, int argc, char **argv, int apply, ch
             snprintf(err, errlen, "argument must be between %lld and %lld inclusive", p->min, p->max);
             return -1;
         }
+        if (p->ptr == &cfg.hz) /* Redis takes 0..INT_MAX and keeps it in 1..500 */
+            x = x < 1 ? 1 : x > 500 ? 500 : x;
         if (apply) {
             if (p->type == T_MEM || p->type == T_LL)
                 __atomic_store_n((long long *)p->ptr, x, __ATOMIC_RELAXED);
@@ -628,6 +736,8 @@ static int param_set(const struct param *p, int argc, char **argv, int apply, ch
     case T_ENUM:
         for (int i = 0; p->enums[i]; i++) {
             if (!strcasecmp(v, p->enums[i])) {
+                if (p->enums == oom_adj_modes && i == 2)
+                    i = 1; /* "relative" is "yes" */
                 if (apply)
                     *(int *)p->ptr = i;
                 return 0;
@@ -652,10 +762,8 @@ int config_apply(int argc, char **argv, char *err, size_t errlen)
     if (!strcasecmp(argv[0], "rename-command") && argc == 3)
         return cmd_rename(argv[1], argv[2], err, errlen);
     p = find_param(argv[0]);
-    if (!p) {
-        snprintf(err, errlen, "Bad directive or wrong number of arguments");
-        return -1;
-    }
+    if (!p)
+        return other_directive(argc, argv, err, errlen); /* include, ... (compat.inc) */
     if (argc < 2) {
         /* "requirepass" with no value, or "save" style empty */
         char *empty = "";
@@ -740,19 +848,32 @@ int config_load_file(const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");
     char *buf;
-    long n;
+    size_t n = 0, cap = 4096;
     int rc;
     if (!f) {
         snprintf(err, errlen, "Fatal error, can't open config file '%s': %s", path, strerror(errno));
         return -1;
     }
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = hk_malloc((size_t)n + 1);
-    n = (long)fread(buf, 1, (size_t)n, f);
+    /* Read to the end rather than trust a size: a pipe (hotkv-server
+     * <(...)) has none.  64 MB is far beyond any real file. */
+    buf = hk_malloc(cap);
+    for (;;) {
+        size_t r = fread(buf + n, 1, cap - n - 1, f);
+        n += r;
+        if (r == 0 || n > (64u << 20))
+            break;
+        if (cap - n - 1 == 0) {
+            cap *= 2;
+            buf = hk_realloc(buf, cap);
+        }
+    }
     buf[n] = 0;
     fclose(f);
+    if (n > (64u << 20)) {
+        hk_free(buf);
+        snprintf(err, errlen, "Fatal error, config file '%s' is larger than 64 MB", path);
+        return -1;
+    }
     rc = apply_text(buf, "file", err, errlen);
     hk_free(buf);
     return rc;
@@ -803,21 +924,23 @@ void config_command(struct client *c)
         for (int j = 2; j < c->argc; j++) {
             for (int i = 0; i < NPARAMS; i++) {
                 const struct param *p = &params[i];
-                int hit = glob_match(c->argv[j], c->argvlen[j], p->name, strlen(p->name), 1);
-                const char *shown = p->name;
-                if (!hit && p->alias && glob_match(c->argv[j], c->argvlen[j], p->alias, strlen(p->alias), 1) &&
-                    !memchr(c->argv[j], '*', c->argvlen[j])) {
-                    hit = 1;
-                    shown = p->alias;
+                int pattern = memchr(c->argv[j], '*', c->argvlen[j]) || memchr(c->argv[j], '?', c->argvlen[j]) ||
+                              memchr(c->argv[j], '[', c->argvlen[j]);
+                if ((p->flags & HIDDEN) && pattern)
+                    continue; /* hidden: its exact name only */
+                /* The name and the old alias are two entries, as Redis 7.2
+                 * lists them (seen: bit 1 the name, bit 2 the alias). */
+                for (int k = 0; k < 2; k++) {
+                    const char *shown = k ? p->alias : p->name;
+                    if (!shown || (seen[i] & (1 << k)) || !glob_match(c->argv[j], c->argvlen[j], shown, strlen(shown), 1))
+                        continue;
+                    seen[i] |= (char)(1 << k);
+                    char val[1024];
+                    param_get(p, val, sizeof(val));
+                    reply_bulk_cstr(&c->out, shown);
+                    reply_bulk_cstr(&c->out, val);
+                    n++;
                 }
-                if (!hit || seen[i])
-                    continue;
-                seen[i] = 1;
-                char val[1024];
-                param_get(p, val, sizeof(val));
-                reply_bulk_cstr(&c->out, shown);
-                reply_bulk_cstr(&c->out, val);
-                n++;
             }
         }
         hk_free(seen);
@@ -845,7 +968,7 @@ void config_command(struct client *c)
             if (ok && !ps[k]) {
                 reply_errorf(&c->out, "ERR Unknown option or number of arguments for CONFIG SET - '%s'", name);
                 ok = 0;
-            } else if (ok && (ps[k]->flags & IMMUTABLE)) {
+            } else if (ok && (ps[k]->flags & IMMUTABLE) && !same_value_ok(ps[k], vals[k])) {
                 reply_errorf(&c->out, "ERR CONFIG SET failed (possibly related to argument '%s') - can't set immutable config", name);
                 ok = 0;
             } else if (ok && (ps[k]->flags & PROTECTED) && !config_allows(cfg.enable_protected_configs, c)) {
@@ -865,12 +988,25 @@ void config_command(struct client *c)
                 }
             }
         }
+        /* Apply, keeping each old value (as CONFIG GET shows it): when an
+         * apply fails (a port already in use), every parameter applied
+         * before it gets its old value back, as Redis rolls back. */
+        char **olds = ok ? hk_calloc(sizeof(char *) * (size_t)npairs) : NULL;
         for (int k = 0; ok && k < npairs; k++) {
+            char cur[1024];
+            param_get(ps[k], cur, sizeof(cur));
+            olds[k] = hk_strdup(cur);
             if (param_set(ps[k], 1, &vals[k], 1, err, sizeof(err)) < 0) {
                 reply_errorf(&c->out, "ERR CONFIG SET failed (possibly related to argument '%s') - %s", ps[k]->name, err);
                 ok = 0;
+                char e2[256];
+                for (int q = k - 1; q >= 0; q--)
+                    (void)param_set(ps[q], 1, &olds[q], 1, e2, sizeof(e2));
             }
         }
+        for (int k = 0; olds && k < npairs; k++)
+            hk_free(olds[k]);
+        hk_free(olds);
         for (int k = 0; k < npairs; k++)
             hk_free(vals[k]);
         hk_free(vals);
@@ -879,10 +1015,23 @@ void config_command(struct client *c)
             log_set_level(cfg.loglevel);
             reply_ok(&c->out);
         }
+    } else if (!strcmp(sub, "rewrite")) {
+        char err[256];
+        if (!cfg.config_file) {
+            reply_error(&c->out, "ERR The server is running without a config file");
+        } else if (config_rewrite_file(cfg.config_file, err, sizeof(err)) < 0) {
+            log_msg(LL_WARNING, "CONFIG REWRITE failed: %s", err);
+            reply_errorf(&c->out, "ERR Rewriting config file: %s", err);
+        } else {
+            log_msg(LL_NOTICE, "CONFIG REWRITE executed with success.");
+            reply_ok(&c->out);
+        }
     } else if (!strcmp(sub, "resetstat")) {
         stats_reset();
         hash_expired_subkeys_reset();
         lazyfree_reset_stats(); /* lazyfreed_objects, as Redis */
+        latency_hist_reset();   /* LATENCY HISTOGRAM, INFO latencystats */
+        errorstat_reset();      /* INFO errorstats */
         reply_ok(&c->out);
     } else {
         static const char *lines[] = {
@@ -893,6 +1042,8 @@ void config_command(struct client *c)
             "    Set the configuration <directive> to <value>.",
             "RESETSTAT",
             "    Reset statistics reported by the INFO command.",
+            "REWRITE",
+            "    Rewrite the configuration file.",
             "HELP",
             "    Print this help.",
         };
@@ -900,4 +1051,311 @@ void config_command(struct client *c)
         for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
             reply_status(&c->out, lines[i]);
     }
+}
+
+/* ----------------------------------------------------- CONFIG REWRITE --- */
+/* Redis's rules: the file the server started with is read line by line;
+ * comments, blank lines and the directives CONFIG does not own (include,
+ * rename-command, user, loadmodule, sentinel) stay as they are; a line
+ * naming no known directive is kept as a comment "# ??? <line>".  Every
+ * parameter then takes over its old line(s) in order (an alias's line
+ * becomes the canonical name's), extra old lines of it are blanked; a
+ * parameter not in the file is appended, after one "# Generated by CONFIG
+ * REWRITE" line, only when its value is not the default.  Runs of blank
+ * lines become one.  The new file replaces the old one atomically (a
+ * temporary file in the same directory, fsynced, renamed). */
+#define REWRITE_SIGNATURE "# Generated by CONFIG REWRITE"
+
+/* CONFIG GET's text of every parameter right after config_defaults(): a
+ * value equal to it is the default (not appended by a rewrite). */
+static char **default_text;
+
+static void rewrite_snapshot_defaults(void)
+{
+    char buf[4096];
+    if (!default_text)
+        default_text = hk_calloc(sizeof(char *) * (size_t)NPARAMS);
+    for (int i = 0; i < NPARAMS; i++) {
+        hk_free(default_text[i]);
+        param_get(&params[i], buf, sizeof(buf));
+        default_text[i] = hk_strdup(buf);
+    }
+}
+
+struct rw_lines {
+    char **l;
+    int n, cap;
+};
+
+static void rw_add(struct rw_lines *r, char *line)
+{
+    if (r->n == r->cap) {
+        r->cap = r->cap ? r->cap * 2 : 64;
+        r->l = hk_realloc(r->l, sizeof(char *) * (size_t)r->cap);
+    }
+    r->l[r->n++] = line;
+}
+
+struct sbuf_rw {
+    char *p;
+    size_t len, cap;
+};
+
+static void sb_rw(struct sbuf_rw *b, const char *s, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 128;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        b->p = hk_realloc(b->p, cap);
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = 0;
+}
+
+/* s as a config-file string: always quoted, escaped as Redis's repr. */
+static void rw_quote(struct sbuf_rw *b, const char *s)
+{
+    sb_rw(b, "\"", 1);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        char esc[5];
+        switch (ch) {
+        case '\\': sb_rw(b, "\\\\", 2); break;
+        case '"': sb_rw(b, "\\\"", 2); break;
+        case '\n': sb_rw(b, "\\n", 2); break;
+        case '\r': sb_rw(b, "\\r", 2); break;
+        case '\t': sb_rw(b, "\\t", 2); break;
+        default:
+            if (ch >= 0x20 && ch < 0x7f) {
+                sb_rw(b, (const char *)&ch, 1);
+            } else {
+                snprintf(esc, sizeof(esc), "\\x%02x", ch);
+                sb_rw(b, esc, 4);
+            }
+        }
+    }
+    sb_rw(b, "\"", 1);
+}
+
+/* The config-file line(s) of parameter p's current value (one per save
+ * point and per client class, as Redis writes them). */
+static int rw_param_lines(const struct param *p, char ***out)
+{
+    char val[4096];
+    int n = 0;
+    char **lines = NULL;
+    param_get(p, val, sizeof(val));
+    int per_pair = !strcmp(p->name, "save"), per_class = !strcmp(p->name, "client-output-buffer-limit");
+    if ((per_pair || per_class) && val[0]) {
+        /* Split the CONFIG GET text into groups of 2 (save) or 4 words. */
+        int group = per_pair ? 2 : 4, w = 0;
+        struct sbuf_rw b = {0};
+        char *save = NULL;
+        for (char *t = strtok_r(val, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+            if (w % group == 0) {
+                b.len = 0;
+                sb_rw(&b, p->name, strlen(p->name));
+            }
+            sb_rw(&b, " ", 1);
+            sb_rw(&b, t, strlen(t));
+            if (++w % group == 0) {
+                lines = hk_realloc(lines, sizeof(char *) * (size_t)(n + 1));
+                lines[n++] = hk_strdup(b.p);
+            }
+        }
+        hk_free(b.p);
+    } else {
+        struct sbuf_rw b = {0};
+        sb_rw(&b, p->name, strlen(p->name));
+        sb_rw(&b, " ", 1);
+        long long bytes;
+        char mem[32];
+        if (p->type == T_MEM && str_to_ll(val, strlen(val), &bytes) && bytes > 0) {
+            /* Memory in the largest unit that divides it, as Redis writes. */
+            if (bytes % (1LL << 30) == 0)
+                snprintf(mem, sizeof(mem), "%lldgb", bytes >> 30);
+            else if (bytes % (1LL << 20) == 0)
+                snprintf(mem, sizeof(mem), "%lldmb", bytes >> 20);
+            else if (bytes % 1024 == 0)
+                snprintf(mem, sizeof(mem), "%lldkb", bytes >> 10);
+            else
+                snprintf(mem, sizeof(mem), "%lld", bytes);
+            sb_rw(&b, mem, strlen(mem));
+        } else if (p->type == T_STR || val[0] == 0 || strpbrk(val, " \t\"'\\")) {
+            rw_quote(&b, val);
+        } else {
+            sb_rw(&b, val, strlen(val));
+        }
+        lines = hk_malloc(sizeof(char *));
+        lines[n++] = b.p;
+    }
+    *out = lines;
+    return n;
+}
+
+/* Directives the file may hold that are not CONFIG parameters. */
+static int rw_other_known(const char *w)
+{
+    static const char *const known[] = {"include", "rename-command", "user", "loadmodule", "sentinel",
+                                        "list-max-ziplist-entries", "list-max-ziplist-value",
+                                        "lua-replicate-commands"};
+    for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+        if (!strcasecmp(w, known[i]))
+            return 1;
+    return 0;
+}
+
+static int rw_param_index(const char *name)
+{
+    for (int i = 0; i < NPARAMS; i++)
+        if (!strcasecmp(params[i].name, name) || (params[i].alias && !strcasecmp(params[i].alias, name)))
+            return i;
+    return -1;
+}
+
+/* Rewrite the file; 0, or -1 with errno (or EINVAL and a message). */
+static int config_rewrite_file(const char *path, char *err, size_t errlen)
+{
+    struct rw_lines r = {0};
+    int **where = hk_calloc(sizeof(int *) * (size_t)NPARAMS); /* old line numbers per param, -1 ended */
+    int *nwhere = hk_calloc(sizeof(int) * (size_t)NPARAMS);
+    int signed_already = 0, rc = -1;
+    FILE *f = fopen(path, "r");
+    if (!f && errno != ENOENT) {
+        snprintf(err, errlen, "%s", strerror(errno));
+        goto out;
+    }
+    if (f) {
+        char *line = NULL;
+        size_t lcap = 0;
+        ssize_t got;
+        while ((got = getline(&line, &lcap, f)) >= 0) {
+            /* Trim "\r\n\t " at both ends, as Redis does. */
+            char *s = line, *e = line + got;
+            while (s < e && strchr("\r\n\t ", *s))
+                s++;
+            while (e > s && strchr("\r\n\t ", e[-1]))
+                e--;
+            *e = 0;
+            if (*s == '#' || *s == 0) {
+                if (!strcmp(s, REWRITE_SIGNATURE))
+                    signed_already = 1;
+                rw_add(&r, hk_strdup(s));
+                continue;
+            }
+            char word[128];
+            size_t wl = strcspn(s, " \t");
+            snprintf(word, sizeof(word), "%.*s", (int)(wl < sizeof(word) ? wl : sizeof(word) - 1), s);
+            int pi = rw_param_index(word);
+            if (pi < 0 && !rw_other_known(word)) {
+                struct sbuf_rw b = {0};
+                sb_rw(&b, "# ??? ", 6);
+                sb_rw(&b, s, strlen(s));
+                rw_add(&r, b.p);
+                continue;
+            }
+            if (pi >= 0) {
+                where[pi] = hk_realloc(where[pi], sizeof(int) * (size_t)(nwhere[pi] + 1));
+                where[pi][nwhere[pi]++] = r.n;
+            }
+            rw_add(&r, hk_strdup(s));
+        }
+        free(line);
+        fclose(f);
+    }
+    /* Every parameter, in table order. */
+    for (int i = 0; i < NPARAMS; i++) {
+        char **lines;
+        int nl = rw_param_lines(&params[i], &lines), used = 0;
+        char now[4096];
+        param_get(&params[i], now, sizeof(now));
+        int force = !default_text || !default_text[i] || strcmp(now, default_text[i]) != 0;
+        /* save "" must be written when no save points are left, or the
+         * defaults would come back at the next start. */
+        if (!strcmp(params[i].name, "save") && nl == 0) {
+            lines = hk_realloc(lines, sizeof(char *));
+            lines[nl++] = hk_strdup("save \"\"");
+        }
+        for (int k = 0; k < nl; k++) {
+            if (used < nwhere[i]) {
+                int at = where[i][used++];
+                hk_free(r.l[at]);
+                r.l[at] = lines[k];
+            } else if (force || nwhere[i] > 0) {
+                if (!signed_already) {
+                    rw_add(&r, hk_strdup(REWRITE_SIGNATURE));
+                    signed_already = 1;
+                }
+                rw_add(&r, lines[k]);
+            } else {
+                hk_free(lines[k]);
+            }
+        }
+        hk_free(lines);
+        for (; used < nwhere[i]; used++) { /* orphaned old lines */
+            hk_free(r.l[where[i][used]]);
+            r.l[where[i][used]] = hk_strdup("");
+        }
+    }
+    {
+        /* Write next to the file, then rename over it. */
+        char tmp[PATH_MAX];
+        if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp)) {
+            snprintf(err, errlen, "%s", strerror(ENAMETOOLONG));
+            goto out;
+        }
+        int fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0) {
+            snprintf(err, errlen, "%s", strerror(errno));
+            goto out;
+        }
+        struct sbuf_rw b = {0};
+        int was_empty = 0;
+        for (int i = 0; i < r.n; i++) {
+            if (!r.l[i][0]) {
+                if (was_empty)
+                    continue;
+                was_empty = 1;
+            } else {
+                was_empty = 0;
+            }
+            sb_rw(&b, r.l[i], strlen(r.l[i]));
+            sb_rw(&b, "\n", 1);
+        }
+        size_t off = 0;
+        int ok = 1;
+        while (off < b.len) {
+            ssize_t w = write(fd, b.p + off, b.len - off);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0) {
+                ok = 0;
+                break;
+            }
+            off += (size_t)w;
+        }
+        if (ok && (fsync(fd) < 0 || fchmod(fd, 0644) < 0 || rename(tmp, path) < 0))
+            ok = 0;
+        int saved = errno;
+        close(fd);
+        hk_free(b.p);
+        if (!ok) {
+            unlink(tmp);
+            snprintf(err, errlen, "%s", strerror(saved));
+            goto out;
+        }
+        rc = 0;
+    }
+out:
+    for (int i = 0; i < r.n; i++)
+        hk_free(r.l[i]);
+    hk_free(r.l);
+    for (int i = 0; i < NPARAMS; i++)
+        hk_free(where[i]);
+    hk_free(where);
+    hk_free(nwhere);
+    return rc;
 }

@@ -465,6 +465,7 @@ static void remove_at(int db, unsigned slot, long idx, int free_it)
 }
 
 void (*db_stream_gone_hook)(int db, unsigned slot, const char *key, size_t klen);
+atomic_int db_expire_paused;
 void (*db_key_expired_hook)(int db, unsigned slot, const char *key, size_t klen);
 void (*db_hash_expired_hook)(int db, unsigned slot, const char *key, size_t klen, int deleted);
 void (*db_hash_field_expired_hook)(int db, const char *key, size_t klen, const char *field, size_t flen);
@@ -497,6 +498,10 @@ struct entry *db_get_idx(int db, unsigned slot, const char *key, size_t klen, in
     }
     e = t->slots[i];
     if ((e->flags & E_HAS_EXPIRE) && !(flags & LK_NOEXPIRE) && entry_expire(e) <= db_now_ms() && !db_loading) {
+        if (!(flags & LK_NOSTATS) && atomic_load_explicit(&db_expire_paused, memory_order_relaxed)) {
+            count_miss(db, key, klen); /* paused: logically gone, not deleted */
+            return NULL;
+        }
         remove_at(db, slot, i, 0);
         if (db_key_expired_hook)
             db_key_expired_hook(db, slot, entry_key(e), e->klen);
@@ -707,6 +712,12 @@ static inline void sweep_prefetch(const struct table *t, uint32_t i)
 
 long db_active_expire(unsigned from, unsigned to, unsigned *cursor, struct expire_pass *p)
 {
+    if (atomic_load_explicit(&db_expire_paused, memory_order_relaxed)) {
+        p->checked = p->expired = 0; /* a client pause stops expiry */
+        p->timed_out = 0;
+        p->busy = 0;
+        return 0;
+    }
     long long start = mono_us(), now = time_ms();
     long removed = 0, checked = 0, b_checked = 0, b_expired = 0;
     unsigned s = *cursor < from || *cursor >= to ? from : *cursor;

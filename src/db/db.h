@@ -116,6 +116,11 @@ extern void (*db_wait_run_jobs)(void);
  * busy-reply-threshold.  cmd_execute replies BUSY to commands without
  * CMD_ALLOW_BUSY while it is set.  Written by the script engine. */
 extern atomic_int script_busy;
+/* Set during a client pause (cmd/pause.h): the active sweep does nothing,
+ * and a read finds an expired key missing without deleting it (lookups
+ * that do not count hits/misses, the writes' lookups, still delete: a
+ * write that was already running when the pause began). */
+extern atomic_int db_expire_paused;
 /* The script mutex.  Scripts run one at a time across the server (while
  * every other command keeps running on every thread); EXEC of commands
  * that need it, and persist/'s fork and DEBUG RELOAD / LOADAOF freezes,

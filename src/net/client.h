@@ -35,6 +35,8 @@
 #define CF_PENDING_PUSH 0x10000  /* on the worker's push list (net/worker.c) */
 #define CF_SCRIPT 0x20000        /* a script's client (redis.call): SORT orders set output */
 #define CF_EXECUTING 0x40000     /* inside cmd_execute: pushes go to c->pushbuf until the reply is done */
+#define CF_MONITOR 0x100000      /* in MONITOR mode (cmd/monitor.h; state in c->mon) */
+#define CF_POSTPONED 0x80000     /* its command waits unrun and unconsumed in qbuf (CLIENT PAUSE: cmd/pause.h) */
 
 struct worker;
 struct cmd;
@@ -81,6 +83,8 @@ struct client {
     struct client *push_next;           /* worker's push list */
     struct reply *pushbuf;              /* pushes that arrived mid-command (client_push_target) */
     size_t cev_mem;                     /* net/client_evict.c: bytes this client was last counted at */
+    struct client *pp_prev, *pp_next;   /* cmd/pause.c: its worker's postponed clients */
+    struct monitor *mon;                /* cmd/monitor.c: MONITOR state (NULL: not a monitor) */
 };
 
 extern atomic_int connected_clients;

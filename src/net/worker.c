@@ -31,11 +31,14 @@
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <liburing.h>
 
+#include "../base/latency_monitor.h"
 #include "../base/log.h"
 #include "../base/mem.h"
 #include "../base/util.h"
@@ -102,6 +105,7 @@ void net_set_hooks(const struct net_hooks *h)
 #define OBUF_PAUSE (1024 * 1024)
 #define TAG_LISTEN 1
 #define TAG_EVENT 2
+#define TAG_UNIX 3 /* the Unix-domain listener (unix_lfd) */
 
 struct job {
     void (*fn)(struct worker *, void *);
@@ -182,6 +186,18 @@ static long long fit_fd_limit(int startup);
 static _Thread_local int accept_spare_fd = -1; /* see do_accept */
 static _Atomic long long fd_room = LLONG_MAX; /* clients the open-files limit leaves room for */
 
+/* Unix-domain socket (worker.h).  One listening socket, in every worker's
+ * epoll with EPOLLEXCLUSIVE: a Unix socket cannot be SO_REUSEPORT-split
+ * like the TCP ones, and rather than have one worker accept and hand
+ * connections out through the job queues (a cross-thread hop and a
+ * wake-up per connection), the kernel wakes one waiting worker per
+ * connection and that worker accepts it (a worker that loses the race gets
+ * EAGAIN).  Made in workers_start, never changed (immutable), closed and
+ * unlinked by workers_join. */
+char *net_unixsocket;
+int net_unixsocketperm;
+static int unix_lfd = -1;
+
 static void client_new(struct worker *w, int fd, const struct sockaddr_storage *sa)
 {
     struct client *c;
@@ -201,7 +217,8 @@ static void client_new(struct worker *w, int fd, const struct sockaddr_storage *
         refuse(fd, "-ERR max number of clients reached\r\n");
         return;
     }
-    if (cfg.protected_mode && !cfg.requirepass && !is_loopback(sa)) {
+    int is_unix = sa->ss_family == AF_UNIX; /* always local, as in Redis */
+    if (cfg.protected_mode && !cfg.requirepass && !is_unix && !is_loopback(sa)) {
         atomic_fetch_sub(&connected_clients, 1);
         STAT_ADD(w->stats.rejected_conns, 1);
         refuse(fd, "-DENIED Running in protected mode because protected mode is enabled and no password is set for the default user. "
@@ -216,9 +233,11 @@ static void client_new(struct worker *w, int fd, const struct sockaddr_storage *
                    "in order for the server to start accepting connections from the outside.\r\n");
         return;
     }
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    if (cfg.tcp_keepalive > 0)
-        setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+    if (!is_unix) {
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        if (cfg.tcp_keepalive > 0)
+            setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+    }
 
     c = hk_calloc(sizeof(*c));
     c->fd = fd;
@@ -232,9 +251,18 @@ static void client_new(struct worker *w, int fd, const struct sockaddr_storage *
     c->authenticated = cfg.requirepass == NULL;
     c->parser.authenticated = c->authenticated;
     c->ctime_ms = c->last_ms = time_ms();
-    addr_to_str(sa, c->addr, sizeof(c->addr));
-    if (getsockname(fd, (struct sockaddr *)&la, &ll) == 0)
-        addr_to_str(&la, c->laddr, sizeof(c->laddr));
+    if (is_unix) {
+        /* Redis shows "<socket path>:0" for both ends (cut at 63 bytes
+         * here: c->addr's size). */
+        c->flags |= CF_UNIX;
+        snprintf(c->addr, sizeof(c->addr), "%s:0", net_unixsocket ? net_unixsocket : "");
+        memcpy(c->laddr, c->addr, sizeof(c->laddr) < sizeof(c->addr) ? sizeof(c->laddr) : sizeof(c->addr));
+        c->laddr[sizeof(c->laddr) - 1] = 0;
+    } else {
+        addr_to_str(sa, c->addr, sizeof(c->addr));
+        if (getsockname(fd, (struct sockaddr *)&la, &ll) == 0)
+            addr_to_str(&la, c->laddr, sizeof(c->laddr));
+    }
     c->argv_cap = 16;
     c->argv = hk_malloc(sizeof(*c->argv) * 16);
     c->argvlen = hk_malloc(sizeof(*c->argvlen) * 16);
@@ -374,6 +402,8 @@ size_t client_mem_usage(const struct client *c)
 
 int client_is_local(const struct client *c)
 {
+    if (c->flags & CF_UNIX)
+        return 1;
     const char *colon = strrchr(c->addr, ':'); /* "ip:port" (net/worker.c) */
     size_t n = colon ? (size_t)(colon - c->addr) : 0;
     static const char *const local[] = {"127.0.0.1", "::1", "::ffff:127.0.0.1"};
@@ -487,7 +517,7 @@ static void process_input(struct client *c)
 {
     c->w->now_us = time_us();
     c->last_ms = c->w->now_us / 1000;
-    while (c->qpos < c->qlen && !(c->flags & (CF_CLOSE_AFTER_REPLY | CF_CLOSE_ASAP | CF_BLOCKED))) {
+    while (c->qpos < c->qlen && !(c->flags & (CF_CLOSE_AFTER_REPLY | CF_CLOSE_ASAP | CF_BLOCKED | CF_POSTPONED))) {
         if (c->out.len - c->sent > OBUF_PAUSE) {
             if (!(c->flags & CF_READ_PAUSED)) {
                 c->flags |= CF_READ_PAUSED;
@@ -506,6 +536,14 @@ static void process_input(struct client *c)
         if (c->parser.argc > 0) {
             set_args(c);
             net_hooks.execute(c);
+            if (HK_UNLIKELY(c->flags & CF_POSTPONED)) {
+                /* Not run (a pause): it stays in qbuf, parsed again when
+                 * the client is resumed (client_unblocked). */
+                resp_parser_reset(&c->parser);
+                c->parser.authenticated = c->authenticated;
+                c->parser.max_bulk = __atomic_load_n(&cfg.proto_max_bulk_len, __ATOMIC_RELAXED);
+                break;
+            }
             /* maxmemory-clients: recount c after its command (the
              * output-buffer limit first), maybe evict (net/client_evict.h). */
             if (HK_UNLIKELY(cev_enabled())) {
@@ -838,7 +876,16 @@ static void turn_io(struct ring_op *ops, int n)
  * the connection, refuses it with Redis's maxclients error and reopens the
  * spare.  Without a spare (another thread took the descriptor meanwhile)
  * the listener leaves epoll until the next cron tick (accept_rearm). */
-static _Thread_local unsigned accept_paused; /* bit i: w->lfds[i] off epoll */
+static _Thread_local unsigned accept_paused; /* bit i: w->lfds[i] off epoll; bit 31: unix_lfd */
+#define UNIX_PAUSED (1u << 31)
+
+static void unix_listen_arm(struct worker *w)
+{
+    struct epoll_event ev;
+    ev.events = EPOLLIN | EPOLLEXCLUSIVE;
+    ev.data.u64 = TAG_UNIX;
+    epoll_ctl(w->epfd, EPOLL_CTL_ADD, unix_lfd, &ev);
+}
 
 static void accept_log_error(int e)
 {
@@ -850,6 +897,9 @@ static void accept_log_error(int e)
 
 static void accept_rearm(struct worker *w)
 {
+    if ((accept_paused & UNIX_PAUSED) && unix_lfd >= 0)
+        unix_listen_arm(w);
+    accept_paused &= ~UNIX_PAUSED;
     for (int i = 0; accept_paused && i < w->nlfd; i++) {
         if (!(accept_paused & (1u << i)))
             continue;
@@ -888,8 +938,13 @@ static void do_accept(struct worker *w, int lfd)
                 if (e == EAGAIN || e == EWOULDBLOCK)
                     return;
             }
+            if (lfd == unix_lfd) {
+                epoll_ctl(w->epfd, EPOLL_CTL_DEL, lfd, NULL);
+                accept_paused |= UNIX_PAUSED;
+                return;
+            }
             for (int j = 0; j < w->nlfd; j++) {
-                if (w->lfds[j] == lfd && j < 32) {
+                if (w->lfds[j] == lfd && j < 31) {
                     epoll_ctl(w->epfd, EPOLL_CTL_DEL, lfd, NULL);
                     accept_paused |= 1u << j;
                 }
@@ -1111,6 +1166,8 @@ void worker_process_events_busy(struct worker *w, struct client *running)
         if (is_tag(d)) {
             if (d == TAG_EVENT)
                 run_jobs(w);
+            else if (d == TAG_UNIX)
+                do_accept(w, unix_lfd);
             else
                 do_accept(w, w->lfds[d - 8]);
             continue;
@@ -1243,6 +1300,7 @@ static void expire_slice(struct worker *w)
     long long t1 = mono_us();
     struct db_stats *ds = &w->stats.db;
     STAT_ADD(ds->expire_us, (unsigned long long)(t1 - t0));
+    latency_sample("expire-cycle", (t1 - t0) / 1000); /* base/latency_monitor.h */
     if (p.timed_out)
         STAT_ADD(ds->expire_time_cap, 1);
     if (p.checked > 0) {
@@ -1350,6 +1408,8 @@ static void *worker_main(void *arg)
             if (is_tag(d)) {
                 if (d == TAG_EVENT)
                     run_jobs(w);
+                else if (d == TAG_UNIX)
+                    do_accept(w, unix_lfd);
                 else
                     do_accept(w, w->lfds[d - 8]);
                 continue;
@@ -1517,6 +1577,59 @@ static void fit_maxclients_to_fd_limit(void)
     }
 }
 
+/* The unixsocket listener (0, or -1 logged).  A socket file left by an
+ * earlier run is replaced, as Redis does, but only a socket nobody listens
+ * on any more: a live server there, or a file that is not a socket, fails
+ * the start-up with EADDRINUSE instead of being removed.  With
+ * unixsocketperm the file is created with that mode (umask, before any
+ * worker runs), so it is never reachable more widely than asked. */
+static int unix_listen_open(void)
+{
+    const char *path = net_unixsocket;
+    struct sockaddr_un sa;
+    struct stat st;
+    int fd, rc;
+    if (!path || !path[0])
+        return 0;
+    if (strlen(path) > sizeof(sa.sun_path) - 1) {
+        log_msg(LL_WARNING, "Failed opening Unix socket: unix socket path too long (%zu), must be under %zu", strlen(path),
+                sizeof(sa.sun_path));
+        return -1;
+    }
+    memset(&sa, 0, sizeof(sa));
+    sa.sun_family = AF_UNIX;
+    memcpy(sa.sun_path, path, strlen(path) + 1);
+    if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode)) {
+        int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        int alive = probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+        if (probe >= 0)
+            close(probe);
+        if (!alive)
+            unlink(path);
+    }
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        log_msg(LL_WARNING, "Failed opening Unix socket: %s", strerror(errno));
+        return -1;
+    }
+    mode_t old = 0;
+    if (net_unixsocketperm)
+        old = umask(~(mode_t)net_unixsocketperm & 0777);
+    rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+    if (net_unixsocketperm)
+        umask(old);
+    if (rc < 0 || listen(fd, cfg.tcp_backlog) < 0) {
+        log_msg(LL_WARNING, "Failed opening Unix socket: %s", strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (net_unixsocketperm)
+        chmod(path, (mode_t)net_unixsocketperm);
+    unix_lfd = fd;
+    log_msg(LL_NOTICE, "The server is now ready to accept connections at %s", path);
+    return 0;
+}
+
 int workers_start(int n)
 {
     char *addrs = hk_strdup(cfg.bind), *save = NULL, *a;
@@ -1542,7 +1655,8 @@ int workers_start(int n)
         ev.data.u64 = TAG_EVENT;
         epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->efd, &ev);
     }
-    for (a = strtok_r(addrs, " ", &save); a; a = strtok_r(NULL, " ", &save)) {
+    /* port 0: no TCP listener at all, as in Redis (a Unix socket only). */
+    for (a = cfg.port ? strtok_r(addrs, " ", &save) : NULL; a; a = strtok_r(NULL, " ", &save)) {
         const char *addr = a[0] == '-' ? a + 1 : a; /* "-::1": optional */
         int probe = cfg.port ? probe_addr(addr, cfg.port) : -1;
         if (cfg.port && probe < 0) {
@@ -1576,6 +1690,14 @@ int workers_start(int n)
             close(probe);
     }
     hk_free(addrs);
+    if (unix_listen_open() < 0)
+        return -1;
+    if (!cfg.port && unix_lfd < 0) {
+        log_msg(LL_WARNING, "Configured to not listen anywhere, exiting.");
+        return -1;
+    }
+    for (int i = 0; i < n && unix_lfd >= 0; i++)
+        unix_listen_arm(&workers[i]);
     for (int i = 0; i < n; i++)
         pthread_create(&workers[i].tid, NULL, worker_main, &workers[i]);
     return 0;
@@ -1614,7 +1736,8 @@ int workers_rebind(const char *bind, int port)
     int ok = 1;
     r.fds = hk_calloc(sizeof(*r.fds) * (size_t)nworkers);
     r.nfds = hk_calloc(sizeof(int) * (size_t)nworkers);
-    for (a = strtok_r(addrs, " ", &save); a && ok; a = strtok_r(NULL, " ", &save)) {
+    /* port 0 closes the TCP listeners (Redis's CONFIG SET port 0). */
+    for (a = port ? strtok_r(addrs, " ", &save) : NULL; a && ok; a = strtok_r(NULL, " ", &save)) {
         const char *addr = a[0] == '-' ? a + 1 : a;
         /* A new port is probed as at start-up; on the current port our own
          * listeners would fail the probe (CONFIG SET bind). */
@@ -1669,6 +1792,15 @@ void workers_join(void)
 {
     for (int i = 0; i < nworkers; i++)
         pthread_join(workers[i].tid, NULL);
+    if (unix_lfd >= 0) {
+        /* Redis removes the socket file at shutdown; no worker accepts
+         * any more. */
+        log_msg(LL_NOTICE, "Removing the unix socket file.");
+        close(unix_lfd);
+        unix_lfd = -1;
+        if (unlink(net_unixsocket) != 0)
+            log_msg(LL_WARNING, "Error removing the unix socket file: %s", strerror(errno));
+    }
 }
 
 /* Stats are written by their worker (STAT_ADD) and read here with relaxed

@@ -60,6 +60,13 @@ int workers_start(int n);
 void workers_wake_all(void);
 void workers_join(void);
 
+/* unixsocket / unixsocketperm (config rows in config/compat.tab; immutable,
+ * set before workers_start): the Unix-domain socket every worker accepts
+ * on (NULL or "": none) and its mode (0: as the umask leaves it).
+ * workers_join() removes the socket file, as Redis does at shutdown. */
+extern char *net_unixsocket;
+extern int net_unixsocketperm;
+
 /* Stats summed over workers (approximate while they run). */
 void stats_sum(struct worker_stats *out);
 void stats_reset(void);

@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../base/latency_monitor.h"
 #include "../base/log.h"
 #include "../base/mem.h"
 #include "../base/util.h"
@@ -419,7 +420,12 @@ static int io_write(void)
             io_written += n;
             continue;
         }
+        /* The clock is read only while the latency monitor is on. */
+        int lm = __atomic_load_n(&latency_monitor_threshold, __ATOMIC_RELAXED) > 0;
+        long long wt0 = lm ? time_ms() : 0;
         ssize_t w = write(io_fd, wbuf.p + wpos, n);
+        if (lm)
+            latency_sample("aof-write", time_ms() - wt0); /* base/latency_monitor.h */
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
@@ -501,6 +507,10 @@ static int io_fsync(void)
     atomic_fetch_sub(&fsync_running, 1);
     close(fd);
     io_last_fsync_ms = t0;
+    /* appendfsync always makes the writer's client wait for it (everysec
+     * syncs in the background, as Redis's, which records no event then). */
+    if (fsync_policy() == AOF_FSYNC_ALWAYS)
+        latency_sample("aof-fsync-always", time_ms() - t0);
     if (r < 0) {
         log_msg(LL_WARNING, "Can't persist AOF for fsync error: %s", strerror(e));
         atomic_store(&fsync_err, 1);

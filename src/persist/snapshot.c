@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../base/latency_monitor.h"
 #include "../base/log.h"
 #include "../base/malloc_stats.h"
 #include "../base/mem.h"
@@ -199,6 +200,7 @@ pid_t persist_fork(int type)
         st.cow_sampled_ms = 0;
         st.forks++;
         st.fork_usec = t1 - t0;
+        latency_sample("fork", (t1 - t0) / 1000); /* base/latency_monitor.h */
     }
     pthread_mutex_unlock(&snap_mu);
     freeze_end(took);

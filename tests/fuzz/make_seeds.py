@@ -442,6 +442,16 @@ def config_seeds():
           b"client-output-buffer-limit normal 0 0 0 replica 256mb 64mb 60\nnotify-keyspace-events Ex\n"
           b"rename-command FLUSHALL \"\"\nhash-max-listpack-entries 0x10\n")
     write("corpus-config", "quotes", b"requirepass 'single quoted'\nlogfile \"\"\nloglevel \"warning\"\n")
+    # Redis 7.2 directives HotKV accepts with no effect (config/compat.tab),
+    # the old slave-* names and the specials.
+    write("corpus-config", "redis72",
+          b"always-show-logo yes\nset-proc-title yes\nproc-title-template \"{title} {listen-addr} {server-mode}\"\n"
+          b"replicaof 127.0.0.1 6380\nslaveof no one\nslave-read-only yes\nrepl-diskless-load swapdb\n"
+          b"repl-backlog-size 1mb\noom-score-adj relative\noom-score-adj-values 0 200 800\n"
+          b"shutdown-on-sigterm save now\nshutdown-on-sigint \"nosave force\"\nunixsocketperm 700\n"
+          b"activedefrag no\ncluster-enabled no\ntls-port 0\nsyslog-facility local7\nlocale-collate C\n"
+          b"cluster-announce-hostname host-1.example\nlist-max-ziplist-entries 512\nlua-replicate-commands yes\n"
+          b"include /nonexistent-dir-for-fuzz/*.conf\n")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,105 @@
+"""INFO errorstats (errorstat_<CODE>:count=N), total_error_replies and the
+commandstats rejected_calls / failed_calls, as Redis 7.2.  Runs against
+redis-server too (HOTKV_SERVER=redis)."""
+import re
+
+import pytest
+
+from conftest import Resp
+
+
+def text(reply):
+    if isinstance(reply, tuple) and reply[0] == "verbatim":
+        reply = reply[2]
+    return reply.decode() if isinstance(reply, bytes) else reply
+
+
+def errorstats(c):
+    return {m.group(1): int(m.group(2))
+            for m in re.finditer(r"^errorstat_(\S+?):count=(\d+)\r$", text(c.call("INFO", "errorstats")), re.M)}
+
+
+def stat(c, field):
+    m = re.search(r"^%s:(\d+)\r$" % field, text(c.call("INFO", "stats")), re.M)
+    return int(m.group(1))
+
+
+def cmdstat(c, name):
+    m = re.search(r"^cmdstat_%s:calls=(\d+),usec=\d+,usec_per_call=[\d.]+,rejected_calls=(\d+),failed_calls=(\d+)\r$"
+                  % re.escape(name), text(c.call("INFO", "commandstats")), re.M)
+    return tuple(int(x) for x in m.groups()) if m else None
+
+
+@pytest.fixture
+def c(server):
+    conn = Resp(server.port)
+    conn.call("FLUSHALL")
+    conn.call("CONFIG", "RESETSTAT")
+    yield conn
+    conn.s.close()
+
+
+def test_codes_counted(c):
+    assert errorstats(c) == {}
+    c.call("SET", "s", "v")
+    c.call("LPUSH", "s", "x")                      # WRONGTYPE
+    c.call("NOSUCHCOMMAND")                        # ERR (rejected)
+    c.call("GET")                                  # ERR arity (rejected)
+    c.call("INCR", "s")                            # ERR not an integer (failed)
+    c.call("EVALSHA", "0" * 40, "0")               # NOSCRIPT
+    assert errorstats(c) == {"WRONGTYPE": 1, "ERR": 3, "NOSCRIPT": 1}
+    assert stat(c, "total_error_replies") == 5
+    assert cmdstat(c, "lpush") == (1, 0, 1)   # ran, failed
+    assert cmdstat(c, "get") == (0, 1, 0)     # never ran
+    assert cmdstat(c, "incr") == (1, 0, 1)
+    assert cmdstat(c, "set") == (1, 0, 0)
+
+
+def test_script_codes(c):
+    c.call("EVAL", "return redis.error_reply('MY:CODE x')", "0")
+    c.call("EVAL", "return redis.error_reply('NOSPACECODE')", "0")  # no space: ERR
+    es = errorstats(c)
+    assert es == {"MY_CODE": 1, "ERR": 1}  # INFO's separators become '_'
+    assert cmdstat(c, "eval")[2] == 2
+
+
+def test_container_arity_and_unknown_subcommand(c):
+    c.call("SLOWLOG")
+    c.call("CONFIG", "NOSUCH")
+    assert errorstats(c) == {"ERR": 2}
+    assert stat(c, "total_error_replies") == 2
+    assert cmdstat(c, "slowlog") == (0, 1, 0)
+
+
+def test_errors_inside_exec(c):
+    c.call("SET", "s", "v")
+    c.call("MULTI")
+    c.call("LPUSH", "s", "x")
+    c.call("INCR", "n")
+    assert c.call("EXEC")[1] == 1
+    assert errorstats(c) == {"WRONGTYPE": 1}
+    assert cmdstat(c, "lpush") == (1, 0, 1)
+    assert cmdstat(c, "exec") == (1, 0, 0)
+    # A queueing error aborts EXEC: both replies count.
+    c.call("MULTI")
+    c.call("NOSUCH")
+    r = c.call("EXEC")
+    assert r[0] == "error" and r[1].startswith("EXECABORT")
+    es = errorstats(c)
+    assert es["ERR"] == 1 and es["EXECABORT"] == 1
+
+
+def test_resetstat_clears(c):
+    c.call("NOSUCH")
+    assert errorstats(c) == {"ERR": 1}
+    c.call("CONFIG", "RESETSTAT")
+    assert errorstats(c) == {}
+    assert stat(c, "total_error_replies") == 0
+
+
+def test_sorted_and_in_default_info(c):
+    c.call("SET", "s", "v")
+    c.call("LPUSH", "s", "x")
+    c.call("NOSUCH")
+    info = text(c.call("INFO"))
+    assert "# Errorstats\r\nerrorstat_ERR:count=1\r\nerrorstat_WRONGTYPE:count=1\r\n" in info
