@@ -167,20 +167,22 @@ void pfcount_command(struct client *c)
     long idx;
 
     if (c->argc > 2) {
-        /* The union: register-wise maximum over every key, no key changed. */
-        uint8_t max[HLL_REGISTERS];
-        memset(max, 0, sizeof(max));
+        /* The union: register-wise maximum over every key, no key changed,
+         * in this thread's buffer, all zeros between calls (counting
+         * clears what the merge set; an error clears it whole). */
+        static _Thread_local uint8_t max[HLL_REGISTERS];
         for (int j = 1; j < c->argc; j++) {
-            if (lookup_hll(c, j, 0, &e, &idx) < 0)
-                return;
-            if (!e)
-                continue;
-            if (hll_merge(max, (const uint8_t *)entry_val(e), e->vlen) < 0) {
+            int bad = lookup_hll(c, j, 0, &e, &idx) < 0;
+            if (!bad && e && hll_merge(max, (const uint8_t *)entry_val(e), e->vlen) < 0) {
                 reply_error(&c->out, ERR_HLL_CORRUPT);
+                bad = 1;
+            }
+            if (bad) {
+                memset(max, 0, sizeof(max));
                 return;
             }
         }
-        reply_int(&c->out, (long long)hll_count_registers(max));
+        reply_int(&c->out, (long long)hll_count_registers_clear(max));
         return;
     }
 

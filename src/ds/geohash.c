@@ -358,8 +358,15 @@ int geo_in_shape(const struct geo_shape *s, double score, double xy[2], double *
     if (!geo_decode_score(score, xy))
         return 0;
     if (s->type == GEO_SHAPE_CIRCLE) {
+        double r = s->radius * s->conversion;
+        /* A great-circle distance is never below the latitude difference:
+         * a point whose latitude alone is out of range (with a margin far
+         * above rounding) is out, and the haversine (sin, cos, asin) is
+         * spared.  Points kept get the same distance as before. */
+        if (geo_lat_distance(s->xy[1], xy[1]) > r * (1 + 1e-9))
+            return 0;
         *dist = geo_distance(s->xy[0], s->xy[1], xy[0], xy[1]);
-        return !(*dist > s->radius * s->conversion);
+        return !(*dist > r);
     }
     if (s->type == GEO_SHAPE_BOX) {
         double w = s->width * s->conversion, h = s->height * s->conversion;

@@ -107,6 +107,10 @@ int hll_merge(uint8_t *max, const uint8_t *v, size_t len);
 uint64_t hll_count(const uint8_t *v, size_t len, int *invalid);
 /* The estimate of HLL_REGISTERS byte-wide registers (a PFCOUNT union). */
 uint64_t hll_count_registers(const uint8_t *regs);
+/* The same, and regs is all zeros again afterwards (only the non-zero
+ * words are written): a union buffer kept zeroed between calls needs no
+ * 16 KB clear per PFCOUNT. */
+uint64_t hll_count_registers_clear(uint8_t *regs);
 
 /* Dense register access (regs: the 12288 bytes after the header). */
 unsigned hll_dense_get(const uint8_t *regs, long i);

@@ -634,3 +634,19 @@ def test_resp3_replies(srv, c):
         assert raw.call("PFCOUNT", "nokey", "h") == 2
     finally:
         raw.s.close()
+
+
+def test_union_after_a_failed_union_is_exact(c):
+    """A union that fails half-way (a wrong-type or corrupt key after good
+    ones) must leave nothing behind for the next union (HotKV keeps one
+    zeroed union buffer per thread)."""
+    c.pfadd("ua", *["a%d" % i for i in range(500)])
+    c.pfadd("ub", *["b%d" % i for i in range(300)])
+    c.pfmerge("uab", "ua", "ub")
+    want = c.pfcount("uab")
+    c.set("plain", "not an hll")
+    for _ in range(3):
+        with pytest.raises(redis.ResponseError):
+            c.pfcount("ua", "ub", "plain")
+        assert c.pfcount("ua", "ub") == want
+        assert c.pfcount("ub", "missing") == c.pfcount("ub")
