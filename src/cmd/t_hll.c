@@ -301,6 +301,16 @@ void pfdebug_command(struct client *c)
             reply_error(&c->out, "ERR HLL encoding is not sparse");
             return;
         }
+        /* Only a body that decodes to exactly 16384 registers: that bounds
+         * it to 16384 opcodes, so the text (8 bytes an opcode at most) is
+         * small whatever the stored length; a crafted 500 MB body is not
+         * described into a 4 GB reply. */
+        int invalid = 0;
+        (void)hll_count(k.b.p, k.b.len, &invalid);
+        if (invalid) {
+            reply_error(&c->out, ERR_HLL_CORRUPT);
+            return;
+        }
         char *text;
         size_t n = hll_sparse_describe(k.b.p, k.b.len, &text);
         reply_bulk(&c->out, text, n);

@@ -228,6 +228,11 @@ def test_pfdebug(c):
     assert "wrong number of arguments" in err(c.execute_command, "PFDEBUG", "GETREG", "h", "x")
     c.set("s", "abc")
     assert err(c.execute_command, "PFDEBUG", "ENCODING", "s") == NOT_HLL
+    if MODE != "redis":
+        # A sparse body that does not decode to 16384 registers is not
+        # described (its text would be 8x its length): INVALIDOBJ.
+        c.set("big", b"HYLL\x01" + b"\x00" * 11 + b"\x7f" * 1000000)
+        assert err(c.execute_command, "PFDEBUG", "DECODE", "big") == CORRUPT
 
 
 def test_pfselftest(c):
