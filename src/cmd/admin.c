@@ -56,6 +56,7 @@
 #include "blocking.h"
 #include "../db/object.h"
 #include "../db/table.h"
+#include "../ds/quicklist.h"
 #include "../types/digest.h"
 #include "commands.h"
 #include "errorstats.h"
@@ -1574,6 +1575,46 @@ static void debug_object(struct client *c)
         reply_status(&c->out, out);
 }
 
+/* DEBUG LISTPACK key / DEBUG QUICKLIST key [full]: the layout of a
+ * listpack- or quicklist-encoded value written to stdout (what Redis's
+ * suite calls to look at encodings), under the key's slot lock. */
+static void debug_layout(struct client *c, int quicklist)
+{
+    unsigned slot = key_slot(c->argv[2], c->argvlen[2]);
+    int full = 0, found = 0, ok = 0;
+    if (c->argc == 4) {
+        char buf[32];
+        arg_cstr(c, 3, buf, sizeof(buf));
+        full = atoi(buf) != 0;
+    }
+    slot_lock_self(slot);
+    struct entry *e = db_get(c->db, slot, c->argv[2], c->argvlen[2], LK_NOTOUCH | LK_NOSTATS);
+    if (e) {
+        found = 1;
+        if (quicklist && e->type == OBJ_LIST && e->enc == ENC_QUICKLIST) {
+            ok = 1;
+            flockfile(stdout);
+            ql_repr(entry_ptr(e), full, stdout);
+        } else if (!quicklist && e->type != OBJ_STRING &&
+                   (e->enc == ENC_LISTPACK || e->enc == ENC_LISTPACK_EX)) {
+            ok = 1;
+            flockfile(stdout);
+            lp_repr(entry_ptr(e), stdout, "");
+        }
+        if (ok) {
+            fflush(stdout);
+            funlockfile(stdout);
+        }
+    }
+    slot_unlock_self(slot);
+    if (!found)
+        reply_error(&c->out, ERR_NO_KEY);
+    else if (!ok)
+        reply_error(&c->out, quicklist ? "ERR Not a quicklist encoded object." : "ERR Not a listpack encoded object.");
+    else
+        reply_status(&c->out, quicklist ? "Quicklist structure printed on stdout" : "Listpack structure printed on stdout");
+}
+
 /* DEBUG DIGEST: every database's keys, each key + value digested and
  * xored (types/digest.h), taken slot by slot under the slot's lock.  An
  * empty dataset is 40 zeros. */
@@ -1674,6 +1715,12 @@ void debug_command(struct client *c)
             "    A hex signature of the value of each key.",
             "CHANGE-REPL-ID",
             "    Give the server a new replication ID.",
+            "LISTPACK <key>",
+            "    Print the listpack of a listpack-encoded hash, set, sorted set or list on stdout.",
+            "QUICKLIST <key> [<0|1>]",
+            "    Print the nodes of a quicklist-encoded list on stdout (1: with each node's elements).",
+            "QUICKLIST-PACKED-THRESHOLD <size>",
+            "    List elements of at least <size> bytes (k/m/g suffixes) go to plain nodes; 0 restores the default.",
             "STRINGMATCH-LEN <pattern> <string>",
             "    1 if <string> matches the glob <pattern>, else 0.",
             "STRINGMATCH-TEST",
@@ -1710,6 +1757,10 @@ void debug_command(struct client *c)
         pthread_mutex_unlock(&replid_lock);
         log_msg(LL_NOTICE, "Changed the replication ID on request (DEBUG CHANGE-REPL-ID)");
         reply_ok(&c->out);
+    } else if (arg_is(c, 1, "listpack") && c->argc == 3) {
+        debug_layout(c, 0);
+    } else if (arg_is(c, 1, "quicklist") && (c->argc == 3 || c->argc == 4)) {
+        debug_layout(c, 1);
     } else if (arg_is(c, 1, "quicklist-packed-threshold") && c->argc == 3) {
         debug_quicklist_packed_threshold(c);
     } else if (arg_is(c, 1, "digest") && c->argc == 2) {

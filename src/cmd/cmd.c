@@ -492,10 +492,13 @@ run:
         /* Slow log, latency events, histogram (cmd/slowlog.h). */
         cmd_latency_hooks(c, cmd, dur);
         if (c->out.len > before && c->out.buf[before] == '-') {
-            STAT_ADD(ws->errors, 1);
             STAT_ADD(ws->cmd_failed[cmd->id], 1);
-            errorstat_add_reply(c->out.buf + before, c->out.len - before);
+            if (!(c->flags & CF_ERR_COUNTED)) {
+                STAT_ADD(ws->errors, 1);
+                errorstat_add_reply(c->out.buf + before, c->out.len - before);
+            }
         }
+        c->flags &= ~CF_ERR_COUNTED;
         c->last_cmd = cmd;
         /* What the command allocated or freed reaches the shared total now
          * (base/mem.h), not at this thread's next command: other threads'

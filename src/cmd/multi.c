@@ -266,10 +266,13 @@ void cmd_call(struct client *c, const struct cmd *cmd)
      * call() does (EXEC itself is CMD_SKIP_SLOWLOG; EVAL is logged whole). */
     cmd_latency_hooks(c, cmd, (unsigned long long)(t1 > t0 ? t1 - t0 : 0));
     if (c->out.len > before && c->out.buf[before] == '-') {
-        STAT_ADD(ws->errors, 1);
         STAT_ADD(ws->cmd_failed[cmd->id], 1);
-        errorstat_add_reply(c->out.buf + before, c->out.len - before);
+        if (!(c->flags & CF_ERR_COUNTED)) {
+            STAT_ADD(ws->errors, 1);
+            errorstat_add_reply(c->out.buf + before, c->out.len - before);
+        }
     }
+    c->flags &= ~CF_ERR_COUNTED;
 }
 
 /* ------------------------------------------------------------ watch --- */

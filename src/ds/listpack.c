@@ -469,3 +469,35 @@ void lpb_free(struct lp_builder *b)
     b->buf = NULL;
     b->len = b->cap = b->count = 0;
 }
+
+/* ------------------------------------------------------------- repr --- */
+
+void lp_repr(const unsigned char *lp, FILE *f, const char *indent)
+{
+    size_t n = 0;
+    fprintf(f, "%slistpack %p: %zu bytes, %zu elements (header count %u)\n", indent, (const void *)lp, lp_bytes(lp),
+            lp_count(lp), raw_count(lp));
+    for (size_t pos = lp_first(lp); pos != LP_NONE; pos = lp_next(lp, pos), n++) {
+        size_t es = enc_size(lp + pos);
+        struct lp_val v;
+        lp_get(lp, pos, &v);
+        fprintf(f, "%s  [%zu] offset %zu, %zu+%zu bytes: ", indent, n, pos, es, backlen_size(es));
+        if (!v.s) {
+            fprintf(f, "int %lld\n", v.ll);
+            continue;
+        }
+        fprintf(f, "str(%zu) \"", v.len);
+        size_t show = v.len < 64 ? v.len : 64;
+        for (size_t i = 0; i < show; i++) {
+            unsigned char c = v.s[i];
+            if (c == '"' || c == '\\')
+                fprintf(f, "\\%c", c);
+            else if (c >= 32 && c < 127)
+                fputc(c, f);
+            else
+                fprintf(f, "\\x%02x", c);
+        }
+        fprintf(f, "\"%s\n", show < v.len ? "..." : "");
+    }
+    fprintf(f, "%s  end (0xFF at offset %zu)\n", indent, lp_bytes(lp) - 1);
+}

@@ -22,6 +22,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define LP_HDR 6
 #define LP_EOF 0xFF
@@ -72,6 +73,11 @@ size_t lp_find(const unsigned char *lp, size_t pos, const char *s, size_t len, u
 /* Check a listpack read from outside (RDB/RESTORE): header, every entry's
  * encoding and backlen within size bytes, count.  1 if valid. */
 int lp_validate(const unsigned char *lp, size_t size);
+
+/* DEBUG LISTPACK: a human-readable dump of every entry (offset, encoded
+ * and backlen sizes, integer or string with up to 64 bytes shown, escaped)
+ * written to f, prefixed by indent.  Reads only; lp must be valid. */
+void lp_repr(const unsigned char *lp, FILE *f, const char *indent);
 
 /* One-pass building (RDB writers: persist/rdb_stream.c): elements are
  * encoded straight into a growing buffer that is reused from one listpack

@@ -969,3 +969,28 @@ const char *ql_check(const struct quicklist *ql)
     }
     return NULL;
 }
+
+/* ------------------------------------------------------------- repr --- */
+
+void ql_repr(const struct quicklist *ql, int full, FILE *f)
+{
+    size_t i = 0;
+    fprintf(f, "quicklist %p: %zu elements in %u nodes, fill %d, compress depth %u\n", (const void *)ql, ql->count,
+            ql->len, ql->fill, ql->depth);
+    for (const struct ql_node *n = ql->head; n; n = n->next, i++) {
+        fprintf(f, "  node %zu %p: %u elements, %u bytes%s%s\n", i, (const void *)n, n->count, n->sz,
+                n->flags & QLN_LZ ? ", compressed" : "", n->flags & QLN_PLAIN ? ", plain" : "");
+        if (!full)
+            continue;
+        if (!(n->flags & QLN_LZ)) {
+            lp_repr(n->lp, f, "    ");
+            continue;
+        }
+        unsigned char *tmp = hk_malloc(n->sz);
+        if (ql_lz_decompress(n->lp + 4, rd32(n->lp), tmp, n->sz))
+            lp_repr(tmp, f, "    ");
+        else
+            fprintf(f, "    (compressed image does not decode)\n");
+        hk_free(tmp);
+    }
+}

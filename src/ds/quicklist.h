@@ -26,6 +26,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "listpack.h"
 
@@ -116,6 +117,11 @@ void ql_iter_end(struct ql_iter *it);
 /* Integrity check for tests: counts, sizes, links, compression window.
  * Returns NULL if sound, else a description of the first problem. */
 const char *ql_check(const struct quicklist *ql);
+
+/* DEBUG QUICKLIST: the list header and each node (address, elements,
+ * bytes, compressed/plain); with full, each node's listpack (lp_repr,
+ * compressed nodes decoded into a scratch copy).  Writes to f. */
+void ql_repr(const struct quicklist *ql, int full, FILE *f);
 
 /* The LZ77 codec of compressed nodes.  compress: bytes written to out, or
  * 0 if the result would not fit in cap.  decompress: 1 if in decodes to

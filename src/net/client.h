@@ -37,6 +37,7 @@
 #define CF_EXECUTING 0x40000     /* inside cmd_execute: pushes go to c->pushbuf until the reply is done */
 #define CF_MONITOR 0x100000      /* in MONITOR mode (cmd/monitor.h; state in c->mon) */
 #define CF_POSTPONED 0x80000     /* its command waits unrun and unconsumed in qbuf (CLIENT PAUSE: cmd/pause.h) */
+#define CF_ERR_COUNTED 0x200000  /* the error reply just written was counted already (a script passing on redis.call's error) */
 
 struct worker;
 struct cmd;

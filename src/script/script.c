@@ -63,6 +63,7 @@
 #include "../base/log.h"
 #include "../base/mem.h"
 #include "../base/util.h"
+#include "../cmd/errorstats.h"
 #include "../cmd/evict.h"
 #include "../cmd/multi.h"
 #include "../db/entry.h"
@@ -407,6 +408,7 @@ static int field_type(lua_State *L, const char *f)
 /* Error information from an error object (table or string) on top. */
 struct errinfo {
     char *msg, *source, *line;
+    int counted; /* ERR_COUNTED_FIELD set: in the error stats already */
 };
 
 static void errinfo_get(lua_State *L, struct errinfo *ei)
@@ -420,18 +422,32 @@ static void errinfo_get(lua_State *L, struct errinfo *ei)
     }
     if (!lua_istable(L, -1))
         return;
-    lua_getfield(L, -1, "err");
+    field_type(L, "err");
     if (lua_isstring(L, -1))
         ei->msg = hk_strdup(lua_tostring(L, -1));
     lua_pop(L, 1);
-    lua_getfield(L, -1, "source");
+    field_type(L, "source");
     if (lua_isstring(L, -1))
         ei->source = hk_strdup(lua_tostring(L, -1));
     lua_pop(L, 1);
-    lua_getfield(L, -1, "line");
+    field_type(L, "line");
     if (lua_isstring(L, -1))
         ei->line = hk_strdup(lua_tostring(L, -1));
     lua_pop(L, 1);
+    field_type(L, ERR_COUNTED_FIELD);
+    ei->counted = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+}
+
+/* Mark the error table on top as counted in the error stats (INFO
+ * errorstats, total_error_replies) when it was made: redis.call's error
+ * reply or a command refused in the script.  A script that passes it on
+ * as its own reply is not counted again (Redis 7 does the same). */
+static void mark_counted(lua_State *L)
+{
+    lua_pushstring(L, ERR_COUNTED_FIELD);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, -3);
 }
 
 static void errinfo_free(struct errinfo *ei)
@@ -700,8 +716,10 @@ static int redis_generic_call(lua_State *L, int raise)
         if (cmd)
             STAT_ADD(ws->cmd_rejected[cmd->id], 1);
         STAT_ADD(ws->errors, 1);
+        errorstat_add_reply(err, strlen(err));
         lua_settop(L, 0);
         sc_push_error(L, err);
+        mark_counted(L);
         inuse--;
         return raise ? lua_error(L) : 1;
     }
@@ -724,6 +742,8 @@ static int redis_generic_call(lua_State *L, int raise)
         lua_pushboolean(L, 0);
     } else {
         resp_to_lua(L, &p, end);
+        if (is_err && lua_istable(L, -1))
+            mark_counted(L); /* cmd_call counted it */
     }
     fc->out.len = 0;
     if (fc->out.cap > 64 * 1024) {
@@ -1655,6 +1675,8 @@ void sc_run(struct client *caller, lua_State *L, const char *name, int eval_mode
         } else {
             struct errinfo ei;
             errinfo_get(L, &ei);
+            if (ei.counted)
+                caller->flags |= CF_ERR_COUNTED;
             if (ei.line && ei.source)
                 reply_errorf(&caller->out, "%s script: %s, on %s:%s.", ei.msg ? ei.msg : "ERR unknown error", name,
                              ei.source, ei.line);
@@ -1664,6 +1686,12 @@ void sc_run(struct client *caller, lua_State *L, const char *name, int eval_mode
         }
         lua_pop(L, 1);
     } else {
+        if (lua_istable(L, -1)) {
+            field_type(L, ERR_COUNTED_FIELD); /* raw: no metamethods */
+            if (lua_toboolean(L, -1))
+                caller->flags |= CF_ERR_COUNTED; /* returned redis.pcall's error */
+            lua_pop(L, 1);
+        }
         lua_to_reply(L, &caller->out, fc->out.resp);
     }
     lua_sethook(L, NULL, 0, 0);

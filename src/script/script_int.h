@@ -10,6 +10,10 @@
 #include "../cmd/cmd.h"
 
 /* Script flags (shebang "#!lua flags=..." and register_function flags). */
+/* Field of a Lua error table already counted in the error stats (the
+ * name Redis 7 uses, so scripts see the same table). */
+#define ERR_COUNTED_FIELD "ignore_error_stats_update"
+
 #define SF_NO_WRITES (1u << 0)
 #define SF_ALLOW_OOM (1u << 1)
 #define SF_ALLOW_STALE (1u << 2)

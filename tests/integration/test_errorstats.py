@@ -103,3 +103,51 @@ def test_sorted_and_in_default_info(c):
     c.call("NOSUCH")
     info = text(c.call("INFO"))
     assert "# Errorstats\r\nerrorstat_ERR:count=1\r\nerrorstat_WRONGTYPE:count=1\r\n" in info
+
+
+def is_err(r):
+    return isinstance(r, tuple) and r[0] == "error"
+
+
+def test_script_errors_counted_once(c):
+    """An error a script gets from redis.call/pcall (a refused command or the
+    command's own error) is counted when it happens; the script passing it
+    on as its reply counts a failed EVAL but no second error reply."""
+    # A command's error, raised by redis.call.
+    r = c.call("EVAL", "return redis.call('select', 99)", "0")
+    assert is_err(r) and "DB index is out of range" in r[1]
+    assert errorstats(c) == {"ERR": 1} and stat(c, "total_error_replies") == 1
+    assert cmdstat(c, "select") == (1, 0, 1) and cmdstat(c, "eval") == (1, 0, 1)
+    # Caught by pcall and returned: the same single count.
+    c.call("CONFIG", "RESETSTAT")
+    r = c.call("EVAL", "return redis.pcall('select', 99)", "0")
+    assert is_err(r)
+    assert errorstats(c) == {"ERR": 1} and stat(c, "total_error_replies") == 1
+    assert cmdstat(c, "eval") == (1, 0, 1)
+    # Caught and not returned: the command's error only, EVAL succeeded.
+    c.call("CONFIG", "RESETSTAT")
+    assert c.call("EVAL", "local t = redis.pcall('select', 99) return t['err']", "0") == b"ERR DB index is out of range"
+    assert errorstats(c) == {"ERR": 1} and stat(c, "total_error_replies") == 1
+    assert cmdstat(c, "eval") == (1, 0, 0)
+    # A command the script may not run (write from EVAL_RO): counted as
+    # refused, once.
+    c.call("CONFIG", "RESETSTAT")
+    r = c.call("EVAL_RO", "return redis.call('set', 'x', 'y')", "1", "x")
+    assert is_err(r) and "Write commands are not allowed" in r[1]
+    assert errorstats(c) == {"ERR": 1} and stat(c, "total_error_replies") == 1
+    assert cmdstat(c, "set") == (0, 1, 0) and cmdstat(c, "eval_ro") == (1, 0, 1)
+    # Refused for OOM: counted under its own code.
+    c.call("CONFIG", "RESETSTAT")
+    c.call("CONFIG", "SET", "maxmemory", "1")
+    try:
+        r = c.call("EVAL", "local t = redis.pcall('set', 'x', 'y') return t['err']", "1", "x")
+        assert r.startswith(b"OOM ")
+        assert errorstats(c) == {"OOM": 1} and stat(c, "total_error_replies") == 1
+        assert cmdstat(c, "set") == (0, 1, 0) and cmdstat(c, "eval") == (1, 0, 0)
+    finally:
+        c.call("CONFIG", "SET", "maxmemory", "0")
+    # An error the script makes itself is counted when it is replied.
+    c.call("CONFIG", "RESETSTAT")
+    r = c.call("EVAL", "return redis.error_reply('MY custom')", "0")
+    assert is_err(r)
+    assert errorstats(c) == {"MY": 1} and stat(c, "total_error_replies") == 1

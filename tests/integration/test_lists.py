@@ -836,3 +836,34 @@ def test_debug_quicklist_packed_threshold(r, resp):
         assert r.lrange("l", 0, -1) == model
     finally:
         assert resp.call("DEBUG", "QUICKLIST-PACKED-THRESHOLD", "0") == "OK"
+
+
+def test_debug_listpack_and_quicklist(server, r, resp):
+    """DEBUG LISTPACK / DEBUG QUICKLIST print a value's layout on stdout with
+    Redis's status replies and errors for a missing key or another
+    encoding.  (Redis prints its own layout; only HotKV's text is read.)"""
+    r.config_set("list-max-listpack-size", 128)
+    r.hset("h", mapping={"f1": "v1", "f2": "12345"})
+    r.rpush("small", "a", "b", "c")
+    r.set("s", "str")
+    assert resp.call("DEBUG", "LISTPACK", "h") == "Listpack structure printed on stdout"
+    assert resp.call("DEBUG", "LISTPACK", "missing") == ("error", "ERR no such key")
+    assert resp.call("DEBUG", "LISTPACK", "s") == ("error", "ERR Not a listpack encoded object.")
+    assert resp.call("DEBUG", "QUICKLIST", "h") == ("error", "ERR Not a quicklist encoded object.")
+    r.config_set("list-max-listpack-size", 4)
+    r.rpush("big", *["e%d" % i for i in range(10)])
+    assert enc(r, "big") == "quicklist"
+    assert resp.call("DEBUG", "QUICKLIST", "big", "1") == "Quicklist structure printed on stdout"
+    assert resp.call("DEBUG", "QUICKLIST", "missing") == ("error", "ERR no such key")
+    assert resp.call("DEBUG", "LISTPACK", "big") == ("error", "ERR Not a listpack encoded object.")
+    if IS_REDIS or not hasattr(server, "dir"):
+        return
+    deadline = time.time() + 5
+    while time.time() < deadline:
+        with open("%s/server.log" % server.dir) as f:
+            out = f.read()
+        if "quicklist" in out and "e9" in out:
+            break
+        time.sleep(0.05)
+    assert 'str(2) "f1"' in out and "int 12345" in out
+    assert "10 elements in 3 nodes" in out and 'str(2) "e9"' in out
