@@ -622,6 +622,10 @@ void info_command(struct client *c)
  *   arg   := name ':' type flags* ['=' TOKEN] ['(' list ')']
  *   flags := '?' (optional) | '*' (multiple) | '+' (multiple_token: the
  *            token is repeated before each value, as in GET a GET b)
+ *            | '@' VERSION (since) | '!' VERSION (deprecated_since)
+ *            | '#' N (key_spec_index N, also on a pattern that names
+ *            keys; later keys count on from N + 1)
+ *            | '~' TEXT (display_text, the name when absent)
  * type is key, string, integer, double, pattern, unix-time, pure-token,
  * oneof or block.  A pure-token without '=' uses its upper-cased name as
  * the token.  Key arguments get key_spec_index in order of appearance
@@ -653,7 +657,7 @@ static const struct {
     {CMD_SKIP_SLOWLOG, "skip_slowlog"},
     {CMD_FAST, "fast"},
     {CMD_NO_AUTH, "no_auth"},
-    {CMD_MAY_REPLICATE, "may_replicate"},
+    /* may_replicate is not shown, as in Redis. */
     {CMD_NO_MANDATORY_KEYS, "no_mandatory_keys"},
     {CMD_NO_ASYNC_LOADING, "no_async_loading"},
     {CMD_NO_MULTI, "no_multi"},
@@ -700,41 +704,45 @@ static int has_keys(const struct cmd *cmd)
     return cmd->first > 0 || (cmd->getkeys && cmd->getkeys != getkeys_none);
 }
 
-/* Words of a space-separated list: count, then emit each as status. */
-static long long word_count(const char *s)
+/* Words of a space-separated list (its first n bytes): count, then emit
+ * each as status. */
+static long long word_count(const char *s, size_t n)
 {
-    long long n = 0;
-    while (s && *s) {
-        while (*s == ' ')
+    long long k = 0;
+    const char *e = s ? s + n : NULL;
+    while (s && s < e) {
+        while (s < e && *s == ' ')
             s++;
-        if (!*s)
+        if (s == e)
             break;
-        n++;
-        s += strcspn(s, " ");
+        k++;
+        while (s < e && *s != ' ')
+            s++;
     }
-    return n;
+    return k;
 }
 
-static void reply_words(struct reply *r, const char *s, int as_set, int as_status)
+static void reply_words_n(struct reply *r, const char *s, size_t n, int as_set, int as_status)
 {
-    long long n = word_count(s);
+    long long k = word_count(s, n);
+    const char *e = s ? s + n : NULL;
     if (as_set)
-        reply_set(r, n);
+        reply_set(r, k);
     else
-        reply_array(r, n);
-    while (s && *s) {
-        size_t len;
-        while (*s == ' ')
+        reply_array(r, k);
+    while (s && s < e) {
+        size_t len = 0;
+        while (s < e && *s == ' ')
             s++;
-        if (!*s)
+        if (s == e)
             break;
-        len = strcspn(s, " ");
+        while (s + len < e && s[len] != ' ')
+            len++;
         if (as_status) {
             char w[64];
-            if (len >= sizeof(w))
-                len = sizeof(w) - 1;
-            memcpy(w, s, len);
-            w[len] = 0;
+            size_t wl = len < sizeof(w) ? len : sizeof(w) - 1;
+            memcpy(w, s, wl);
+            w[wl] = 0;
             reply_status(r, w);
         } else {
             reply_bulk(r, s, len);
@@ -743,17 +751,74 @@ static void reply_words(struct reply *r, const char *s, int as_set, int as_statu
     }
 }
 
-static const char *key_flags(const struct cmd *cmd, const struct cmd_doc *doc, int spec)
+static void reply_words(struct reply *r, const char *s, int as_set, int as_status)
 {
+    reply_words_n(r, s, s ? strlen(s) : 0, as_set, as_status);
+}
+
+/* The spec-th ';'-separated spec of doc->kspecs, and its length; NULL
+ * past the last. */
+static const char *kspecs_nth(const struct cmd_doc *doc, int spec, size_t *len)
+{
+    const char *p = doc->kspecs;
+    for (int k = 0; k < spec; k++) {
+        p = strchr(p, ';');
+        if (!p)
+            return NULL;
+        p++;
+    }
+    *len = strcspn(p, ";");
+    return p;
+}
+
+/* Field f (0 flags, 1 begin, 2 find, 3 notes) of an explicit spec. */
+static const char *kspec_field(const char *sp, size_t splen, int f, size_t *len)
+{
+    const char *e = sp + splen;
+    for (int k = 0; k < f; k++) {
+        const char *slash = memchr(sp, '/', (size_t)(e - sp));
+        if (!slash)
+            return NULL;
+        sp = slash + 1;
+    }
+    if (f == 3) { /* notes: the rest, slashes and all */
+        *len = (size_t)(e - sp);
+        return sp;
+    }
+    const char *slash = memchr(sp, '/', (size_t)(e - sp));
+    *len = (size_t)((slash ? slash : e) - sp);
+    return sp;
+}
+
+/* The flags of key spec `spec`: a pointer and a length (not terminated
+ * when they come from kspecs). */
+static const char *key_flags(const struct cmd *cmd, const struct cmd_doc *doc, int spec, size_t *len)
+{
+    const char *f;
+    if (doc && doc->kspecs) {
+        size_t splen;
+        const char *sp = kspecs_nth(doc, spec, &splen);
+        if (sp && (f = kspec_field(sp, splen, 0, len)))
+            return f;
+    }
     if (doc && spec >= 1 && doc->kspec2)
-        return doc->kspec2;
-    if (doc && doc->kspec)
-        return doc->kspec;
-    return (cmd->flags & CMD_WRITE) ? "RW access update" : "RO access";
+        f = doc->kspec2;
+    else if (doc && doc->kspec)
+        f = doc->kspec;
+    else
+        f = (cmd->flags & CMD_WRITE) ? "RW access update" : "RO access";
+    *len = strlen(f);
+    return f;
 }
 
 static int nkeyspecs(const struct cmd *cmd, const struct cmd_doc *doc)
 {
+    if (doc && doc->kspecs) {
+        int n = 1;
+        for (const char *p = doc->kspecs; *p; p++)
+            n += *p == ';';
+        return n;
+    }
     if (cmd->first > 0 && doc && doc->kspec_kw) {
         int n = 1;
         for (const char *p = doc->kspec_kw; *p; p++)
@@ -765,11 +830,58 @@ static int nkeyspecs(const struct cmd *cmd, const struct cmd_doc *doc)
     return is_movable(cmd) ? 1 : 0;
 }
 
-static void reply_keyspec(struct reply *r, const struct cmd *cmd, const struct cmd_doc *doc, int spec)
+/* Up to three comma-separated integers after a one-letter tag. */
+static void kspec_ints(const char *s, const char *e, long long v[3])
 {
-    reply_map(r, 3);
-    reply_bulk_cstr(r, "flags");
-    reply_words(r, key_flags(cmd, doc, spec), 1, 1);
+    v[0] = v[1] = v[2] = 0;
+    for (int k = 0; k < 3 && s < e; k++) {
+        v[k] = strtoll(s, NULL, 10);
+        while (s < e && *s != ',')
+            s++;
+        s++;
+    }
+}
+
+/* One key spec, from doc->kspecs or derived from first/last/step,
+ * kspec2 and kspec_kw. */
+struct kspec {
+    const char *flags, *notes, *kw; /* flags and keyword not terminated */
+    size_t flen, nlen, kwlen;
+    char bs;           /* begin_search: 'i' index, 'k' keyword, 'u' unknown */
+    long long pos;     /* index, or keyword startfrom */
+    char fk;           /* find_keys: 'r' range, 'n' keynum, 'u' unknown */
+    long long v[3];    /* range: lastkey keystep limit; keynum: keynumidx firstkey keystep */
+};
+
+static void key_spec(const struct cmd *cmd, const struct cmd_doc *doc, int spec, struct kspec *ks)
+{
+    memset(ks, 0, sizeof(*ks));
+    ks->bs = ks->fk = 'u';
+    ks->flags = key_flags(cmd, doc, spec, &ks->flen);
+    if (doc && doc->kspecs) {
+        size_t splen, bl, kl;
+        const char *sp = kspecs_nth(doc, spec, &splen), *bs, *fk;
+        if (!sp)
+            return;
+        bs = kspec_field(sp, splen, 1, &bl);
+        fk = kspec_field(sp, splen, 2, &kl);
+        ks->notes = kspec_field(sp, splen, 3, &ks->nlen);
+        if (bs && bl && bs[0] == 'i') {
+            ks->bs = 'i';
+            ks->pos = strtoll(bs + 1, NULL, 10);
+        } else if (bs && bl && bs[0] == 'k') {
+            const char *comma = memchr(bs, ',', bl);
+            ks->bs = 'k';
+            ks->kw = bs + 1;
+            ks->kwlen = comma ? (size_t)(comma - bs - 1) : bl - 1;
+            ks->pos = comma ? strtoll(comma + 1, NULL, 10) : 0;
+        }
+        if (fk && kl && (fk[0] == 'r' || fk[0] == 'n')) {
+            ks->fk = fk[0];
+            kspec_ints(fk + 1, fk + kl, ks->v);
+        }
+        return;
+    }
     if (spec >= 1 && doc && doc->kspec_kw) {
         /* The spec-th "KEYWORD:startfrom" word: the key after KEYWORD. */
         const char *w = doc->kspec_kw;
@@ -777,79 +889,163 @@ static void reply_keyspec(struct reply *r, const struct cmd *cmd, const struct c
             w += strcspn(w, " ");
             w += *w == ' ';
         }
-        size_t wl = strcspn(w, ":");
-        reply_bulk_cstr(r, "begin_search");
-        reply_map(r, 2);
-        reply_bulk_cstr(r, "type");
-        reply_bulk_cstr(r, "keyword");
-        reply_bulk_cstr(r, "spec");
-        reply_map(r, 2);
-        reply_bulk_cstr(r, "keyword");
-        reply_bulk(r, w, wl);
-        reply_bulk_cstr(r, "startfrom");
-        reply_int(r, w[wl] == ':' ? atoi(w + wl + 1) : 0);
-        reply_bulk_cstr(r, "find_keys");
-        reply_map(r, 2);
-        reply_bulk_cstr(r, "type");
-        reply_bulk_cstr(r, "range");
-        reply_bulk_cstr(r, "spec");
-        reply_map(r, 3);
-        reply_bulk_cstr(r, "lastkey");
-        reply_int(r, 0);
-        reply_bulk_cstr(r, "keystep");
-        reply_int(r, 1);
-        reply_bulk_cstr(r, "limit");
-        reply_int(r, 0);
+        ks->kwlen = strcspn(w, ":");
+        ks->kw = w;
+        ks->bs = 'k';
+        ks->pos = w[ks->kwlen] == ':' ? atoi(w + ks->kwlen + 1) : 0;
+        ks->fk = 'r';
+        ks->v[1] = 1;
         return;
     }
-    if (cmd->first <= 0) {
-        /* Keys found by a per-command function: no static description. */
-        reply_bulk_cstr(r, "begin_search");
-        reply_map(r, 2);
-        reply_bulk_cstr(r, "type");
-        reply_bulk_cstr(r, "unknown");
-        reply_bulk_cstr(r, "spec");
-        reply_map(r, 0);
-        reply_bulk_cstr(r, "find_keys");
-        reply_map(r, 2);
-        reply_bulk_cstr(r, "type");
-        reply_bulk_cstr(r, "unknown");
-        reply_bulk_cstr(r, "spec");
-        reply_map(r, 0);
-        return;
-    }
+    if (cmd->first <= 0)
+        return; /* keys found by a per-command function: unknown */
     /* Two specs: the first key alone, then either the last key alone
      * (RENAME src dst) or, with last < 0, every key after the first
      * (BITOP op dest src...). */
     int two = doc && doc->kspec2;
-    int index = cmd->first;
-    int lastkey = cmd->last < 0 ? cmd->last : cmd->last - cmd->first;
+    ks->bs = 'i';
+    ks->fk = 'r';
+    ks->pos = cmd->first;
+    ks->v[0] = cmd->last < 0 ? cmd->last : cmd->last - cmd->first;
+    ks->v[1] = two ? 1 : cmd->step;
     if (two && spec == 0) {
-        lastkey = 0;
+        ks->v[0] = 0;
     } else if (two) {
-        index = cmd->last < 0 ? cmd->first + cmd->step : cmd->last;
-        lastkey = cmd->last < 0 ? cmd->last : 0;
+        ks->pos = cmd->last < 0 ? cmd->first + cmd->step : cmd->last;
+        ks->v[0] = cmd->last < 0 ? cmd->last : 0;
     }
+}
+
+static void reply_keyspec(struct reply *r, const struct cmd *cmd, const struct cmd_doc *doc, int spec)
+{
+    struct kspec ks;
+    int range;
+    key_spec(cmd, doc, spec, &ks);
+    reply_map(r, ks.notes ? 4 : 3);
+    if (ks.notes) {
+        reply_bulk_cstr(r, "notes");
+        reply_bulk(r, ks.notes, ks.nlen);
+    }
+    reply_bulk_cstr(r, "flags");
+    reply_words_n(r, ks.flags, ks.flen, 1, 1);
     reply_bulk_cstr(r, "begin_search");
     reply_map(r, 2);
     reply_bulk_cstr(r, "type");
-    reply_bulk_cstr(r, "index");
-    reply_bulk_cstr(r, "spec");
-    reply_map(r, 1);
-    reply_bulk_cstr(r, "index");
-    reply_int(r, index);
+    if (ks.bs == 'i') {
+        reply_bulk_cstr(r, "index");
+        reply_bulk_cstr(r, "spec");
+        reply_map(r, 1);
+        reply_bulk_cstr(r, "index");
+        reply_int(r, ks.pos);
+    } else if (ks.bs == 'k') {
+        reply_bulk_cstr(r, "keyword");
+        reply_bulk_cstr(r, "spec");
+        reply_map(r, 2);
+        reply_bulk_cstr(r, "keyword");
+        reply_bulk(r, ks.kw, ks.kwlen);
+        reply_bulk_cstr(r, "startfrom");
+        reply_int(r, ks.pos);
+    } else {
+        reply_bulk_cstr(r, "unknown");
+        reply_bulk_cstr(r, "spec");
+        reply_map(r, 0);
+    }
     reply_bulk_cstr(r, "find_keys");
     reply_map(r, 2);
     reply_bulk_cstr(r, "type");
-    reply_bulk_cstr(r, "range");
+    if (ks.fk == 'u') {
+        reply_bulk_cstr(r, "unknown");
+        reply_bulk_cstr(r, "spec");
+        reply_map(r, 0);
+        return;
+    }
+    range = ks.fk == 'r';
+    reply_bulk_cstr(r, range ? "range" : "keynum");
     reply_bulk_cstr(r, "spec");
     reply_map(r, 3);
-    reply_bulk_cstr(r, "lastkey");
-    reply_int(r, lastkey);
-    reply_bulk_cstr(r, "keystep");
-    reply_int(r, two ? 1 : cmd->step);
-    reply_bulk_cstr(r, "limit");
-    reply_int(r, 0);
+    reply_bulk_cstr(r, range ? "lastkey" : "keynumidx");
+    reply_int(r, ks.v[0]);
+    reply_bulk_cstr(r, range ? "keystep" : "firstkey");
+    reply_int(r, ks.v[1]);
+    reply_bulk_cstr(r, range ? "limit" : "keystep");
+    reply_int(r, ks.v[2]);
+}
+
+static int has_word(const char *s, size_t n, const char *w)
+{
+    size_t wl = strlen(w);
+    for (const char *e = s + n; s < e;) {
+        size_t l = 0;
+        while (s + l < e && s[l] != ' ')
+            l++;
+        if (l == wl && !memcmp(s, w, wl))
+            return 1;
+        s += l + (s + l < e);
+    }
+    return 0;
+}
+
+/* COMMAND GETKEYS from the key specs alone, as Redis 7 does first when
+ * no spec has variable_flags: the argv positions into idx[] and each
+ * key's spec into spec[] (room for argc each), the count, or -1 when a
+ * spec cannot tell (unknown, a bad numkeys, out of range, incomplete). */
+static int keys_by_specs(const struct cmd *cmd, const struct cmd_doc *doc, int argc, const char **argv,
+                         const size_t *len, int *idx, int *spec)
+{
+    int n = 0, nspecs = nkeyspecs(cmd, doc);
+    for (int j = 0; j < nspecs; j++) {
+        struct kspec ks;
+        long long first = 0, last, step;
+        key_spec(cmd, doc, j, &ks);
+        if (has_word(ks.flags, ks.flen, "not_key"))
+            continue;
+        if (ks.bs == 'i') {
+            first = ks.pos;
+        } else if (ks.bs == 'k') {
+            long long start = ks.pos > 0 ? ks.pos : argc + ks.pos, end = ks.pos > 0 ? argc - 1 : 1;
+            for (long long i = start; i != end; i = start <= end ? i + 1 : i - 1) {
+                if (i >= argc || i < 1)
+                    break;
+                if (len[i] == ks.kwlen && !strncasecmp(argv[i], ks.kw, ks.kwlen)) {
+                    first = i + 1;
+                    break;
+                }
+            }
+            if (!first)
+                continue; /* keyword absent: no keys from this spec */
+        } else {
+            return -1;
+        }
+        if (ks.fk == 'r') {
+            step = ks.v[1];
+            if (ks.v[0] >= 0)
+                last = first + ks.v[0];
+            else if (!ks.v[2])
+                last = argc + ks.v[0];
+            else
+                last = first + ((argc - first) / ks.v[2] + ks.v[0]);
+        } else if (ks.fk == 'n') {
+            long long nk;
+            if (ks.v[0] >= argc || first + ks.v[0] >= argc)
+                return -1;
+            if (!str_to_ll(argv[first + ks.v[0]], len[first + ks.v[0]], &nk) || nk < 0 || nk > argc)
+                return -1;
+            step = ks.v[2];
+            first += ks.v[1];
+            last = first + nk - 1;
+        } else {
+            return -1;
+        }
+        if (last >= argc || last < first || first >= argc || step <= 0)
+            return -1;
+        for (long long i = first; i <= last && n < argc; i += step) {
+            idx[n] = (int)i;
+            spec[n++] = j;
+        }
+        if (has_word(ks.flags, ks.flen, "incomplete"))
+            return -1;
+    }
+    return n;
 }
 
 static void reply_cmd_info(struct reply *r, const struct cmd *cmd)
@@ -891,10 +1087,15 @@ static void reply_cmd_info(struct reply *r, const struct cmd *cmd)
         }
     }
     reply_words(r, doc ? doc->tips : NULL, 1, 0);
-    reply_array(r, nspecs);
+    /* Key specs are a set in RESP3, and so is an empty subcommand list
+     * (a non-empty one is an array), as Redis replies. */
+    reply_set(r, nspecs);
     for (int i = 0; i < nspecs; i++)
         reply_keyspec(r, cmd, doc, i);
-    reply_array(r, nsubs);
+    if (nsubs)
+        reply_array(r, nsubs);
+    else
+        reply_set(r, 0);
     for (const struct cmd *s = cmd->subs; s && s->name; s++)
         reply_cmd_info(r, s);
 }
@@ -932,9 +1133,9 @@ static const char *reply_arg_list(struct reply *r, const char *s, int *keyno, in
 
 static const char *reply_arg(struct reply *r, const char *s, int *keyno, int nspecs)
 {
-    const char *name = s, *type, *tok = NULL;
-    size_t nlen, tlen, toklen = 0;
-    int opt = 0, mult = 0, mtok = 0, is_key, is_pure, kids;
+    const char *name = s, *type, *tok = NULL, *since = NULL, *depr = NULL, *disp;
+    size_t nlen, tlen, toklen = 0, slen = 0, dlen = 0, displen;
+    int opt = 0, mult = 0, mtok = 0, is_key, is_pure, is_group, kids, ksi = -1;
     long long fields = 2;
 
     nlen = strcspn(s, ":");
@@ -942,16 +1143,36 @@ static const char *reply_arg(struct reply *r, const char *s, int *keyno, int nsp
     if (*s == ':')
         s++;
     type = s;
-    tlen = strcspn(s, "?*+=( )");
+    tlen = strcspn(s, "?*+=( )@!#~");
     s += tlen;
-    while (*s == '?' || *s == '*' || *s == '+') {
+    disp = name;
+    displen = nlen;
+    while (*s == '?' || *s == '*' || *s == '+' || *s == '@' || *s == '!' || *s == '#' || *s == '~') {
         if (*s == '?')
             opt = 1;
         else if (*s == '*')
             mult = 1;
-        else
+        else if (*s == '+')
             mtok = 1;
-        s++;
+        if (*s == '@' || *s == '!') {
+            /* since / deprecated_since: a version */
+            const char **v = *s == '@' ? &since : &depr;
+            size_t *vl = *s == '@' ? &slen : &dlen;
+            *v = ++s;
+            *vl = strspn(s, "0123456789.");
+            s += *vl;
+        } else if (*s == '~') {
+            /* display_text other than the name */
+            disp = ++s;
+            displen = strcspn(s, "?*+=( )@!#~");
+            s += displen;
+        } else if (*s == '#') {
+            /* an explicit key spec index (a pattern naming keys) */
+            ksi = atoi(++s);
+            s += strspn(s, "0123456789");
+        } else {
+            s++;
+        }
     }
     if (*s == '=') {
         s++;
@@ -962,17 +1183,27 @@ static const char *reply_arg(struct reply *r, const char *s, int *keyno, int nsp
     is_key = tlen == 3 && !memcmp(type, "key", 3);
     is_pure = tlen == 10 && !memcmp(type, "pure-token", 10);
     kids = *s == '(';
-    fields += is_key + (tok || is_pure) + (opt || mult || mtok) + kids;
+    is_group = (tlen == 5 && !memcmp(type, "oneof", 5)) || (tlen == 5 && !memcmp(type, "block", 5));
+    if (is_key && ksi < 0)
+        ksi = *keyno < nspecs ? *keyno : (nspecs > 0 ? nspecs - 1 : 0);
+    if (ksi >= 0)
+        *keyno = ksi + 1;
+    /* display_text (Redis 7.2): the name, for all but oneof and block */
+    fields += !is_group + (ksi >= 0) + (tok || is_pure) + (since != NULL) + (depr != NULL) + (opt || mult || mtok) +
+              kids;
 
     reply_map(r, fields);
     reply_bulk_cstr(r, "name");
     reply_bulk(r, name, nlen);
     reply_bulk_cstr(r, "type");
     reply_bulk(r, type, tlen);
-    if (is_key) {
+    if (!is_group) {
+        reply_bulk_cstr(r, "display_text");
+        reply_bulk(r, disp, displen);
+    }
+    if (ksi >= 0) {
         reply_bulk_cstr(r, "key_spec_index");
-        reply_int(r, *keyno < nspecs ? *keyno : (nspecs > 0 ? nspecs - 1 : 0));
-        (*keyno)++;
+        reply_int(r, ksi);
     }
     if (tok) {
         reply_bulk_cstr(r, "token");
@@ -984,6 +1215,14 @@ static const char *reply_arg(struct reply *r, const char *s, int *keyno, int nsp
             up[i] = (char)((name[i] >= 'a' && name[i] <= 'z') ? name[i] - 32 : name[i]);
         reply_bulk_cstr(r, "token");
         reply_bulk(r, up, n);
+    }
+    if (since) {
+        reply_bulk_cstr(r, "since");
+        reply_bulk(r, since, slen);
+    }
+    if (depr) {
+        reply_bulk_cstr(r, "deprecated_since");
+        reply_bulk(r, depr, dlen);
     }
     if (opt || mult || mtok) {
         reply_bulk_cstr(r, "flags");
@@ -1044,6 +1283,9 @@ static void reply_cmd_docs(struct reply *r, const struct cmd *cmd)
         nsubs++;
     fields = (summary != NULL) + (cmd->since != NULL) + (cmd->group != NULL) + (complexity != NULL) + (args != NULL) +
              (nsubs > 0);
+    if (doc)
+        fields += (doc->doc_flags != NULL) + (doc->deprecated_since != NULL) + (doc->replaced_by != NULL) +
+                  (doc->history != NULL);
     reply_map(r, fields);
     if (summary) {
         reply_bulk_cstr(r, "summary");
@@ -1060,6 +1302,36 @@ static void reply_cmd_docs(struct reply *r, const struct cmd *cmd)
     if (complexity) {
         reply_bulk_cstr(r, "complexity");
         reply_bulk_cstr(r, complexity);
+    }
+    if (doc && doc->doc_flags) {
+        reply_bulk_cstr(r, "doc_flags");
+        reply_words(r, doc->doc_flags, 1, 1);
+    }
+    if (doc && doc->deprecated_since) {
+        reply_bulk_cstr(r, "deprecated_since");
+        reply_bulk_cstr(r, doc->deprecated_since);
+    }
+    if (doc && doc->replaced_by) {
+        reply_bulk_cstr(r, "replaced_by");
+        reply_bulk_cstr(r, doc->replaced_by);
+    }
+    if (doc && doc->history) {
+        /* a set of [version, change] pairs */
+        const char *h = doc->history;
+        long long n = 1;
+        for (const char *p = h; *p; p++)
+            n += *p == ';';
+        reply_bulk_cstr(r, "history");
+        reply_set(r, n);
+        while (n-- > 0) {
+            size_t len = strcspn(h, ";"), vl = strcspn(h, " ");
+            if (vl > len)
+                vl = len;
+            reply_array(r, 2);
+            reply_bulk(r, h, vl);
+            reply_bulk(r, h + vl + (vl < len), len - vl - (vl < len));
+            h += len + (h[len] == ';');
+        }
     }
     if (args) {
         int keyno = 0;
@@ -1211,14 +1483,12 @@ static const char *variable_key_flags(const struct cmd *cmd, int key, int argc, 
 static void command_getkeys(struct client *c, int with_flags)
 {
     const struct cmd *cmd = cmd_lookup(c->argv[2], c->argvlen[2]);
+    const struct cmd_doc *doc;
     int nargs = c->argc - 2;
-    int *idx, nk;
+    int *idx, *spec, nk, nspecs, varflags = 0;
 
-    if (nargs < 2) {
-        /* Redis's arity for these is -4; enforce it here too. */
-        reply_arity_error(c);
-        return;
-    }
+    /* Arity -3 (Redis 7.2): the command name alone reaches the checks
+     * below, as in Redis. */
     if (cmd && cmd->subs && nargs >= 2)
         cmd = cmd_lookup_sub(cmd, c->argv[3], c->argvlen[3]);
     if (!cmd) {
@@ -1236,9 +1506,24 @@ static void command_getkeys(struct client *c, int with_flags)
         return;
     }
 
-    /* Present the embedded command line as the client's own for
-     * cmd_keys() (and any getkeys function), then restore. */
-    {
+    /* As Redis: the key specs first, unless one has variable_flags (the
+     * call's arguments decide the flags); when they cannot tell, the
+     * command's own key finder. */
+    doc = doc_of(cmd);
+    nspecs = nkeyspecs(cmd, doc);
+    for (int j = 0; j < nspecs; j++) {
+        struct kspec ks;
+        key_spec(cmd, doc, j, &ks);
+        varflags |= has_word(ks.flags, ks.flen, "variable_flags");
+    }
+    idx = hk_malloc(sizeof(int) * 2 * (size_t)nargs);
+    spec = idx + nargs;
+    nk = varflags || !nspecs ? -1 : keys_by_specs(cmd, doc, nargs, c->argv + 2, c->argvlen + 2, idx, spec);
+    if (nk < 0 && !varflags && !is_movable(cmd))
+        nk = 0; /* no key finder of its own (PFMERGE d): no keys */
+    if (nk < 0) {
+        /* Present the embedded command line as the client's own for
+         * cmd_keys() (and any getkeys function), then restore. */
         int save_argc = c->argc;
         const char **save_argv = c->argv;
         size_t *save_len = c->argvlen;
@@ -1256,6 +1541,11 @@ static void command_getkeys(struct client *c, int with_flags)
         c->argvlen = save_len;
         c->kslot = save_kslot;
         c->cmd = save_cmd;
+        /* the destination first, then the sources (ZUNIONSTORE, ...) */
+        for (int i = 0; i < nk; i++)
+            spec[i] = nspecs > 1 && i > 0 ? 1 : 0;
+        if (!varflags)
+            varflags = -1; /* SORT's flags by position, below */
     }
     if (nk <= 0) {
         if (cmd->flags & CMD_NO_MANDATORY_KEYS)
@@ -1265,21 +1555,18 @@ static void command_getkeys(struct client *c, int with_flags)
         hk_free(idx);
         return;
     }
-    {
-        const struct cmd_doc *doc = doc_of(cmd);
-        int nspecs = nkeyspecs(cmd, doc);
-        reply_array(&c->out, nk);
-        for (int i = 0; i < nk; i++) {
-            int a = idx[i] + 2;
-            if (with_flags) {
-                int spec = nspecs > 1 && i > 0 ? 1 : 0;
-                reply_array(&c->out, 2);
-                reply_bulk(&c->out, c->argv[a], c->argvlen[a]);
-                const char *vf = variable_key_flags(cmd, i, c->argc - 2, c->argv + 2, c->argvlen + 2);
-                reply_words(&c->out, vf ? vf : key_flags(cmd, doc, spec), 1, 1);
-            } else {
-                reply_bulk(&c->out, c->argv[a], c->argvlen[a]);
-            }
+    reply_array(&c->out, nk);
+    for (int i = 0; i < nk; i++) {
+        int a = idx[i] + 2;
+        if (with_flags) {
+            const char *vf = varflags ? variable_key_flags(cmd, i, c->argc - 2, c->argv + 2, c->argvlen + 2) : NULL;
+            size_t fl;
+            const char *f = vf ? vf : key_flags(cmd, doc, spec[i], &fl);
+            reply_array(&c->out, 2);
+            reply_bulk(&c->out, c->argv[a], c->argvlen[a]);
+            reply_words_n(&c->out, f, vf ? strlen(vf) : fl, 1, 1);
+        } else {
+            reply_bulk(&c->out, c->argv[a], c->argvlen[a]);
         }
     }
     hk_free(idx);

@@ -163,6 +163,20 @@ struct cmd_doc {
     /* Keyword key specs after the first, each with kspec2's flags:
      * "KEYWORD:startfrom ..." (GEORADIUS's STORE:6 STOREDIST:6). */
     const char *kspec_kw;
+    /* The rest is set by name (.kspecs = ...) where needed.  kspecs: the
+     * whole key-spec list when the fields above cannot describe it
+     * (keynum, keyword, unknown specs, notes): specs separated by ';',
+     * each "FLAGS/BEGIN/FIND[/notes]", BEGIN "iN" (index N), "kWORD,N"
+     * (keyword WORD, startfrom N) or "u"; FIND "rLAST,STEP,LIMIT"
+     * (range), "nIDX,FIRST,STEP" (keynum) or "u".  It replaces kspec,
+     * kspec2 and kspec_kw for COMMAND INFO, DOCS and GETKEYSANDFLAGS. */
+    const char *kspecs;
+    const char *doc_flags;        /* "deprecated", "syscmd" */
+    const char *deprecated_since; /* COMMAND DOCS deprecated_since */
+    const char *replaced_by;      /* COMMAND DOCS replaced_by */
+    /* COMMAND DOCS history: "VERSION what changed" entries separated by
+     * ';' (our own words). */
+    const char *history;
 };
 /* The rows (src/commands.c, every family's .docs rows). */
 extern const struct cmd_doc cmd_docs[];
