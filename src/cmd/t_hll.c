@@ -168,21 +168,20 @@ void pfcount_command(struct client *c)
 
     if (c->argc > 2) {
         /* The union: register-wise maximum over every key, no key changed,
-         * in this thread's buffer, all zeros between calls (counting
-         * clears what the merge set; an error clears it whole). */
-        static _Thread_local uint8_t max[HLL_REGISTERS];
+         * in this thread's union (types/hll.h), empty between calls. */
+        static _Thread_local struct hll_union u;
         for (int j = 1; j < c->argc; j++) {
             int bad = lookup_hll(c, j, 0, &e, &idx) < 0;
-            if (!bad && e && hll_merge(max, (const uint8_t *)entry_val(e), e->vlen) < 0) {
+            if (!bad && e && hll_union_add(&u, (const uint8_t *)entry_val(e), e->vlen) < 0) {
                 reply_error(&c->out, ERR_HLL_CORRUPT);
                 bad = 1;
             }
             if (bad) {
-                memset(max, 0, sizeof(max));
+                hll_union_reset(&u);
                 return;
             }
         }
-        reply_int(&c->out, (long long)hll_count_registers_clear(max));
+        reply_int(&c->out, (long long)hll_union_count(&u));
         return;
     }
 

@@ -429,6 +429,64 @@ int hll_merge(uint8_t *max, const uint8_t *v, size_t len)
     return sparse_merge(v + HLL_HDR_SIZE, len - HLL_HDR_SIZE, max);
 }
 
+/* sparse_merge for a union: the same walk, written out for speed (one
+ * test of the opcode's top bits per step), recording each register that
+ * goes from zero to non-zero. */
+static int sparse_merge_touch(const uint8_t *s, size_t n, struct hll_union *u)
+{
+    uint8_t *max = u->max;
+    uint16_t *touched = u->touched;
+    uint32_t nt = u->nt;
+    long r = 0;
+    size_t i = 0;
+    while (i < n) {
+        uint8_t b = s[i];
+        if (OP_IS_VAL(b)) {
+            uint8_t val = (uint8_t)VAL_VALUE(b);
+            long end = r + VAL_RUN(b);
+            if (end > HLL_REGISTERS)
+                break;
+            for (; r < end; r++) {
+                uint8_t m = max[r];
+                if (val > m) {
+                    if (!m)
+                        touched[nt++] = (uint16_t)r;
+                    max[r] = val;
+                }
+            }
+            i++;
+        } else if (OP_IS_ZERO(b)) {
+            r += (b & 0x3f) + 1;
+            i++;
+        } else {
+            r += ((long)(b & 0x3f) << 8 | (i + 1 < n ? s[i + 1] : 0)) + 1;
+            i += 2;
+        }
+    }
+    u->nt = nt;
+    return r == HLL_REGISTERS ? 0 : -1;
+}
+
+int hll_union_add(struct hll_union *u, const uint8_t *v, size_t len)
+{
+    if (v[4] == HLL_DENSE) {
+        u->full = 1;
+        return hll_merge(u->max, v, len);
+    }
+    return sparse_merge_touch(v + HLL_HDR_SIZE, len - HLL_HDR_SIZE, u);
+}
+
+void hll_union_reset(struct hll_union *u)
+{
+    if (u->full)
+        memset(u->max, 0, sizeof(u->max));
+    else
+        for (uint32_t j = 0; j < u->nt; j++)
+            u->max[u->touched[j]] = 0;
+    u->nt = 0;
+    u->full = 0;
+}
+
 /* -------------------------------------------------------- estimator --- */
 /* Ertl's sigma and tau (arXiv:1702.01284), iterated to a fixed point. */
 static double ertl_sigma(double x)
@@ -516,6 +574,24 @@ uint64_t hll_count_registers_clear(uint8_t *regs)
             hist[regs[r + k]]++;
         memset(regs + r, 0, 8);
     }
+    return estimate(hist);
+}
+
+uint64_t hll_union_count(struct hll_union *u)
+{
+    if (u->full) {
+        u->nt = 0;
+        u->full = 0;
+        return hll_count_registers_clear(u->max);
+    }
+    int hist[256] = {0};
+    hist[0] = HLL_REGISTERS - (int)u->nt;
+    for (uint32_t j = 0; j < u->nt; j++) {
+        uint8_t *m = &u->max[u->touched[j]];
+        hist[*m]++;
+        *m = 0;
+    }
+    u->nt = 0;
     return estimate(hist);
 }
 

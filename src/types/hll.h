@@ -112,6 +112,24 @@ uint64_t hll_count_registers(const uint8_t *regs);
  * 16 KB clear per PFCOUNT. */
 uint64_t hll_count_registers_clear(uint8_t *regs);
 
+/* A PFCOUNT union, one per thread, kept between calls: max[] is all zeros
+ * between uses.  Sparse merges list each register they make non-zero in
+ * touched[] (a register is listed at most once: only its 0 -> non-zero
+ * step adds it), so counting and clearing visit those registers alone; a
+ * dense merge sets full, and then counting scans all 16384. */
+struct hll_union {
+    uint8_t max[HLL_REGISTERS];
+    uint16_t touched[HLL_REGISTERS];
+    uint32_t nt;
+    int full;
+};
+/* Merge valid v into u: 0, or -1 for a corrupt sparse body (then call
+ * hll_union_reset). */
+int hll_union_add(struct hll_union *u, const uint8_t *v, size_t len);
+/* The union's estimate; u is empty again afterwards. */
+uint64_t hll_union_count(struct hll_union *u);
+void hll_union_reset(struct hll_union *u);
+
 /* Dense register access (regs: the 12288 bytes after the header). */
 unsigned hll_dense_get(const uint8_t *regs, long i);
 void hll_dense_set(uint8_t *regs, long i, unsigned val);

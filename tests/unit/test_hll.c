@@ -233,6 +233,54 @@ TEST(hll_union_estimate)
     hk_free(all.p);
 }
 
+/* The PFCOUNT union (struct hll_union): the same estimate as hll_merge +
+ * hll_count_registers for sparse-only and mixed sparse/dense key sets, and
+ * all zeros (nothing touched) after each count or reset. */
+static int union_is_empty(const struct hll_union *u)
+{
+    for (long r = 0; r < HLL_REGISTERS; r++)
+        if (u->max[r])
+            return 0;
+    return u->nt == 0 && u->full == 0;
+}
+
+TEST(hll_union_matches_merge)
+{
+    static struct hll_union u;
+    unsigned x = 11;
+    for (int round = 0; round < TEST_SCALE(60); round++) {
+        struct hll_buf k[6];
+        uint8_t max[HLL_REGISTERS];
+        memset(max, 0, sizeof(max));
+        int nk = 1 + round % 6;
+        for (int j = 0; j < nk; j++) {
+            k[j] = new_hll();
+            x = x * 1103515245u + 12345u;
+            long first = (long)(x >> 8) % 5000, n = (long)(x >> 16) % (round % 3 ? 300 : 4000);
+            add_range(&k[j], first, first + n);
+            if (round % 5 == 4 && j == 0)
+                hll_to_dense(&k[j]);
+            CHECK_EQ(hll_merge(max, k[j].p, k[j].len), 0);
+            CHECK_EQ(hll_union_add(&u, k[j].p, k[j].len), 0);
+        }
+        CHECK_EQ(hll_union_count(&u), hll_count_registers(max));
+        CHECK(union_is_empty(&u));
+        for (int j = 0; j < nk; j++)
+            hk_free(k[j].p);
+    }
+    /* Reset after a partial merge (the error path) empties it too. */
+    struct hll_buf a = new_hll();
+    add_range(&a, 0, 500);
+    CHECK_EQ(hll_union_add(&u, a.p, a.len), 0);
+    hll_union_reset(&u);
+    CHECK(union_is_empty(&u));
+    hll_to_dense(&a);
+    CHECK_EQ(hll_union_add(&u, a.p, a.len), 0);
+    hll_union_reset(&u);
+    CHECK(union_is_empty(&u));
+    hk_free(a.p);
+}
+
 /* A sparse value with body bytes body[0..n-1], in an allocation of exactly
  * that size (ASan catches a read past it). */
 static struct hll_buf sparse_of(const uint8_t *body, size_t n)
@@ -279,6 +327,10 @@ TEST(hll_corrupt_rejected)
         hll_count(b.p, b.len, &invalid);
         uint8_t max[HLL_REGISTERS] = {0};
         int merged = hll_merge(max, b.p, b.len);
+        static struct hll_union u;
+        CHECK_EQ(hll_union_add(&u, b.p, b.len), merged);
+        hll_union_reset(&u);
+        CHECK(union_is_empty(&u));
         if (i == 4) {
             /* ... 16383 zeros then one VAL is exactly 16384: valid. */
             CHECK_EQ(invalid, 0);
