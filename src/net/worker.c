@@ -102,6 +102,9 @@ void net_set_hooks(const struct net_hooks *h)
 #define ARGV_KEEP 1024 /* argv slots a connection keeps between commands */
 
 #define QBUF_CHUNK (16 * 1024)
+/* The query buffer of a client that has none (qcap 0: given back while
+ * idle, see qbuf_cron); never written, never freed. */
+static char qbuf_none[1];
 #define OBUF_PAUSE (1024 * 1024)
 #define TAG_LISTEN 1
 #define TAG_EVENT 2
@@ -369,7 +372,8 @@ void client_close(struct client *c)
         reply_free(c->pushbuf);
         hk_free(c->pushbuf);
     }
-    hk_free(c->qbuf);
+    if (c->qcap)
+        hk_free(c->qbuf);
     hk_free(c->name);
     hk_free(c->lib_name);
     hk_free(c->lib_ver);
@@ -575,11 +579,6 @@ static void process_input(struct client *c)
         c->kslot = hk_realloc(c->kslot, sizeof(*c->kslot) * 16);
         resp_parser_shrink(&c->parser, 16);
     }
-    if (c->qlen == 0 && c->qcap > 4 * QBUF_CHUNK) {
-        hk_free(c->qbuf);
-        c->qcap = QBUF_CHUNK;
-        c->qbuf = hk_malloc(c->qcap);
-    }
     /* The header of a big argument is in: size the buffer for it now, as
      * Redis does, so the client's memory (CLIENT LIST, maxmemory-clients)
      * shows it from this read on, not from the next. */
@@ -653,6 +652,12 @@ static void qbuf_reserve(struct client *c, size_t want)
 {
     if (c->qcap - c->qlen >= want)
         return;
+    if (!c->qcap) {
+        /* Given back while idle (qbuf_cron): a fresh one. */
+        c->qcap = want > QBUF_CHUNK ? want : QBUF_CHUNK;
+        c->qbuf = hk_malloc(c->qcap);
+        return;
+    }
     size_t nc = c->qcap;
     while (nc - c->qlen < want)
         nc *= 2;
@@ -1333,6 +1338,30 @@ static int expire_timeout(int timeout)
     return ms < timeout ? (int)(ms > 0 ? ms : 0) : timeout;
 }
 
+/* Query buffers follow use, as Redis's clientsCron does: an empty buffer
+ * of a client idle for over 2 seconds is given back (an idle connection
+ * then costs no 16 KB), and an empty one over 32 KB that is more than
+ * twice the largest input seen since the last pass is cut to that peak
+ * (not under QBUF_CHUNK, the read size).  Only empty buffers are touched:
+ * a parsed or postponed command may point into a non-empty one. */
+static void qbuf_cron(struct client *c, long long now)
+{
+    size_t peak = c->qbuf_peak;
+    c->qbuf_peak = c->qlen;
+    if (c->qlen || !c->qcap || c->blocked || (c->flags & (CF_POSTPONED | CF_EXECUTING)))
+        return;
+    if (now - c->last_ms > 2000) {
+        hk_free(c->qbuf);
+        c->qbuf = qbuf_none;
+        c->qcap = 0;
+    } else if (c->qcap > 2 * QBUF_CHUNK && c->qcap / 2 > peak) {
+        size_t nc = peak > QBUF_CHUNK ? peak : QBUF_CHUNK;
+        hk_free(c->qbuf);
+        c->qbuf = hk_malloc(nc);
+        c->qcap = nc;
+    }
+}
+
 static void cron(struct worker *w)
 {
     long long now = time_ms();
@@ -1355,11 +1384,15 @@ static void cron(struct worker *w)
             }
         }
     }
-    /* Soft output-buffer limits need time to pass even without new input. */
+    /* Soft output-buffer limits need time to pass even without new input;
+     * query buffers are resized to what their clients use. */
     for (struct client *c = w->clients, *n; c; c = n) {
         n = c->next;
-        if (c->out.len > c->sent && obuf_over_limit(c))
+        if (c->out.len > c->sent && obuf_over_limit(c)) {
             client_close(c);
+            continue;
+        }
+        qbuf_cron(c, now);
     }
     /* Active expiry: the probe (a worker behind sweeps between turns). */
     if (!exp_behind)

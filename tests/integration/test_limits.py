@@ -314,3 +314,34 @@ def test_protected_mode_allows_loopback():
         c.close()
     finally:
         assert s.stop() == 0
+
+
+def client_qbuf(ctl, name):
+    """qbuf + qbuf-free of the client called name: its query buffer size."""
+    for line in ctl.call("CLIENT", "LIST").decode().splitlines():
+        f = dict(kv.split("=", 1) for kv in line.split(" ") if "=" in kv)
+        if f.get("name") == name:
+            return int(f["qbuf"]) + int(f["qbuf-free"])
+    raise AssertionError("no client " + name)
+
+
+def test_query_buffer_follows_use(server):
+    """As Redis: a connection holds a read-sized query buffer (16-32 KB),
+    gives it back after 2 s idle, and a buffer grown for a big argument is
+    cut back once the following commands are small."""
+    ctl = Resp(server.port)
+    c = Resp(server.port)
+    assert c.call("CLIENT", "SETNAME", "qb") == "OK"
+    assert 16384 <= client_qbuf(ctl, "qb") < 32768
+    assert wait_until(lambda: client_qbuf(ctl, "qb") == 0, timeout=6)
+    # Still serves: a buffer comes back with the next command.
+    assert c.call("SET", "x", "A" * 400000) == "OK"
+    grown = client_qbuf(ctl, "qb")
+    assert grown > 32768
+    def shrunk():
+        assert c.call("SET", "x", "A" * 100) == "OK"
+        return 0 < client_qbuf(ctl, "qb") < grown
+    assert wait_until(shrunk, timeout=3)
+    assert c.call("GET", "x") == b"A" * 100
+    c.close()
+    ctl.close()
