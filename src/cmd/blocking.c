@@ -40,6 +40,7 @@
 #include "../ds/dict.h"
 #include "../persist/prop.h"
 #include "cmd.h"
+#include "errorstats.h"
 #include "slowlog.h"
 #include "../db/db.h"
 
@@ -595,6 +596,19 @@ void blocking_serve_ready(void)
 }
 
 /* ------------------------------------------------------------- owner --- */
+/* A blocked call that ends in an error reply (CLIENT UNBLOCK ... ERROR, a
+ * group destroyed under XREADGROUP) counts as a failed call of its command
+ * and an error reply, as Redis's updateStatsOnUnblock does.  Owner side. */
+static void count_unblock_error(struct client *c, const struct cmd *cmd, const char *reply, size_t len)
+{
+    if (!len || reply[0] != '-')
+        return;
+    struct worker_stats *ws = &c->w->stats;
+    STAT_ADD(ws->errors, 1);
+    STAT_ADD(ws->cmd_failed[cmd->id], 1);
+    errorstat_add_reply(reply, len);
+}
+
 static void unblock_client(struct client *c)
 {
     struct waiter *w = c->blocked;
@@ -614,6 +628,7 @@ static void deliver(struct worker *wk, void *arg)
     }
     struct client *c = w->c;
     reply_raw(&c->out, w->out.buf, w->out.len);
+    count_unblock_error(c, w->cmd, w->out.buf, w->out.len);
     unblock_client(c);
     /* Redis logs a blocking command once it is served, not when it blocks. */
     slowlog_check_args(c, w->cmd, w->argc, (const char *const *)w->argv, w->argvlen, w->dur_us);
@@ -636,7 +651,10 @@ static int cancel(struct client *c, int how)
          * included (null_kind applies to clients that cannot block). */
         reply_null_array(&c->out);
     } else {
+        size_t at = c->out.len;
         reply_error(&c->out, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
+        if (c->out.len > at)
+            count_unblock_error(c, w->cmd, c->out.buf + at, c->out.len - at);
     }
     unblock_client(c);
     /* Timed out or unblocked: the call ends here, and is logged (Redis's

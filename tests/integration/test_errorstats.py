@@ -2,10 +2,12 @@
 commandstats rejected_calls / failed_calls, as Redis 7.2.  Runs against
 redis-server too (HOTKV_SERVER=redis)."""
 import re
+import time
 
 import pytest
 
 from conftest import Resp
+from helpers import IS_REDIS
 
 
 def text(reply):
@@ -151,3 +153,61 @@ def test_script_errors_counted_once(c):
     r = c.call("EVAL", "return redis.error_reply('MY custom')", "0")
     assert is_err(r)
     assert errorstats(c) == {"MY": 1} and stat(c, "total_error_replies") == 1
+
+
+def wait_blocked(c, n):
+    for _ in range(200):
+        m = re.search(r"^blocked_clients:(\d+)\r$", text(c.call("INFO", "clients")), re.M)
+        if int(m.group(1)) == n:
+            return
+        time.sleep(0.01)
+    raise AssertionError("no blocked client")
+
+
+def test_blocked_call_ending_in_error(server, c):
+    """A blocked command unblocked with an error (its group destroyed,
+    CLIENT UNBLOCK ERROR) counts one error reply and a failed call."""
+    c.call("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    b = Resp(server.port)
+    b.send("XREADGROUP", "GROUP", "g", "alice", "BLOCK", "0", "STREAMS", "s", ">")
+    wait_blocked(c, 1)
+    c.call("XGROUP", "DESTROY", "s", "g")
+    r = b.read()
+    assert r[0] == "error" and r[1].startswith("NOGROUP")
+    assert errorstats(c) == {"NOGROUP": 1} and stat(c, "total_error_replies") == 1
+    assert cmdstat(c, "xreadgroup") == (1, 0, 1)
+    c.call("CONFIG", "RESETSTAT")
+    cid = b.call("CLIENT", "ID")
+    b.send("BLPOP", "nolist", "0")
+    wait_blocked(c, 1)
+    assert c.call("CLIENT", "UNBLOCK", str(cid), "ERROR") == 1
+    r = b.read()
+    assert r[0] == "error" and r[1].startswith("UNBLOCKED")
+    assert errorstats(c) == {"UNBLOCKED": 1} and stat(c, "total_error_replies") == 1
+    assert cmdstat(c, "blpop") == (1, 0, 1)
+    b.s.close()
+
+
+def test_made_up_codes_are_capped(c):
+    """Scripts can make up error codes: past 128 distinct codes counting stops
+    (the counts reset, ERRORSTATS_DISABLED:count=1) until CONFIG RESETSTAT,
+    as Redis 7.4+ does (7.0 has no limit: HotKV only)."""
+    m = re.search(r"^redis_version:(\d+)\.(\d+)", text(c.call("INFO", "server")), re.M)
+    if IS_REDIS and (int(m.group(1)), int(m.group(2))) < (7, 4):
+        pytest.skip("Redis < 7.4 does not cap error codes")
+    for j in range(128):
+        c.call("EVAL", "return redis.error_reply('CODE%d x')" % j, "0")
+    es = errorstats(c)
+    assert len(es) == 128 and es["CODE5"] == 1
+    c.call("EVAL", "return redis.error_reply('ONEMORE x')", "0")
+    assert errorstats(c) == {"ERRORSTATS_DISABLED": 1}
+    c.call("GET")  # nothing counted now ...
+    assert errorstats(c) == {"ERRORSTATS_DISABLED": 1}
+    assert stat(c, "total_error_replies") == 130  # ... but the total goes on
+    c.call("CONFIG", "RESETSTAT")
+    c.call("EVAL", "return redis.error_reply('AGAIN x')", "0")
+    c.call("GET")
+    assert errorstats(c) == {"AGAIN": 1, "ERR": 1}
+    for j in range(127):
+        c.call("EVAL", "return redis.error_reply('NEW%d x')" % j, "0")
+    assert errorstats(c) == {"ERRORSTATS_DISABLED": 1}  # the limit holds again
