@@ -9,9 +9,8 @@ from a redis-server 7.2.4 built from source; the module also passes against
 Debian's redis-server 7.0.15 (HOTKV_SERVER=redis), skipping only what 7.2
 changed (V72_ONLY).  Prose (summaries, complexity, key-spec notes, history
 and replaced_by texts) is HotKV's own wording and is not compared, only its
-presence.  HotKV keeps one deliberate difference: the blocking commands
-(BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BZPOPMIN, BZPOPMAX) stay noscript, as in
-7.0, because scripts are refused them; they are not pinned here."""
+presence.  The blocking commands lost noscript in 7.2 (a script may call
+BLPOP, which then does not block): pinned here for 7.2 only."""
 import pytest
 
 from helpers import Resp, raw, server_version
@@ -128,10 +127,14 @@ INFO = {
     "client|setname": (3, "noscript loading stale", 0, 0, 0, "@slow @connection",
                        "request_policy:all_nodes response_policy:all_succeeded", []),
     "module|load": (-3, "admin noscript no_async_loading", 0, 0, 0, "@admin @slow @dangerous", "", []),
+    "blpop": (-3, "write blocking", 1, -2, 1, "@write @list @slow @blocking", "",
+              [("RW access delete", "index", (1,), "range", (-2, 1, 0), False)]),
+    "bzpopmin": (-3, "write blocking fast", 1, -2, 1, "@write @sortedset @fast @blocking", "",
+                 [("RW access delete", "index", (1,), "range", (-2, 1, 0), False)]),
 }
 # What 7.0 reports otherwise (fields: arity, tips).
 V72_ONLY = {("msetnx", "tips"), ("command|getkeys", "arity"), ("randomkey", "tips"), ("scan", "tips"),
-            ("client|setname", "tips")}
+            ("client|setname", "tips"), ("blpop", "flags"), ("bzpopmin", "flags")}
 
 
 def spec_tuple(spec):

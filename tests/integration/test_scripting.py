@@ -261,7 +261,7 @@ def test_redis_version_is_reported_version(r):
 # ------------------------------------------------------------ script gates ---
 
 @pytest.mark.parametrize("cmd", ["eval','return 1','0", "multi", "subscribe','x", "client','id",
-                                 "script','load','return 1", "function','list", "blpop','x','1",
+                                 "script','load','return 1", "function','list",
                                  "config','get','maxmemory"])
 def test_noscript_commands_refused(r, cmd):
     assert "This Redis command is not allowed from script" in err(r, "eval", "return redis.call('%s')" % cmd, 0)
@@ -320,6 +320,26 @@ def test_blocking_commands_do_not_block(r):
     assert r.eval("return redis.call('blmpop', 0, 1, 'nolist', 'left')", 0) is None
     r.rpush("nolist", "a")
     assert r.eval("return redis.call('blmpop', 0, 1, 'nolist', 'left')", 0) == ["nolist", ["a"]]
+
+
+@needs_72
+@pytest.mark.parametrize("call,keys", [
+    ("'blpop', KEYS[1], 0", ["l"]), ("'brpop', KEYS[1], 0", ["l"]),
+    ("'brpoplpush', KEYS[1], KEYS[2], 0", ["l{t}", "m{t}"]),
+    ("'blmove', KEYS[1], KEYS[2], 'LEFT', 'LEFT', 0", ["l{t}", "m{t}"]),
+    ("'bzpopmin', KEYS[1], 0", ["z"]), ("'bzpopmax', KEYS[1], 0", ["z"])])
+def test_blocking_commands_in_scripts_return_at_once(r, call, keys):
+    """Redis 7.2 lets scripts call BLPOP and the rest (7.0 refused them):
+    they never block, answering nil on empty input, and serve as usual."""
+    script = "return redis.call(%s)" % call
+    assert r.eval(script, len(keys), *keys) is None
+    if keys[0].startswith("z"):
+        r.zadd(keys[0], {"m": 1})
+        assert r.eval(script, len(keys), *keys) == [keys[0], "m", "1"]
+    else:
+        r.rpush(keys[0], "a")
+        got = r.eval(script, len(keys), *keys)
+        assert got == "a" or got == [keys[0], "a"]
 
 
 def test_undeclared_keys_work(r):
