@@ -6,23 +6,29 @@
  *    held, and linked into one queue per key it waits on.  Per-key queues
  *    (struct bkey, one per (db, key) with waiters) hang off blocked[slot]
  *    and are read and written only with that slot's lock held.
- *  - w->state moves by CAS only:
- *      WAITING -> SERVING    a serving thread claims it (holding a lock of
- *                            one of its keys);
- *      SERVING -> WAITING    the claimer found nothing to pop after all;
+ *  - w->state is one atomic word: a state and the W_GONE bit.
+ *      WAITING -> SERVING    a serving thread claims it (CAS from exactly
+ *                            WAITING, so never once W_GONE is set; it
+ *                            holds a lock of one of its keys);
+ *      SERVING -> WAITING    the claimer found nothing to pop after all
+ *                            (fetch_sub: W_GONE kept);
  *      SERVING -> SERVED     the claimer re-executed the command, unlinked
  *                            the waiter from every queue (it holds all the
  *                            waiter's slot locks then) and posts the reply
- *                            to the owner, whose job frees the waiter;
- *      WAITING -> CANCELLED  the owner (timeout, CLIENT UNBLOCK, close)
- *                            or, for a client that is gone, a claimer that
- *                            reverted; whoever wins this CAS unlinks (under
- *                            the locks) and frees.
+ *                            to the owner, whose job frees the waiter
+ *                            (fetch_add: W_GONE kept);
+ *      WAITING -> CANCELLED  the owner (timeout, CLIENT UNBLOCK) by CAS:
+ *                            if it wins it unlinks (under the locks) and
+ *                            frees.
+ *    When its client closes, the owner sets W_GONE with one fetch_or and
+ *    forgets the waiter: if the state it replaced was WAITING nobody can
+ *    claim it any more and the owner unlinks and frees it; if SERVING, the
+ *    claimer frees it when it reverts (its RMW reads the owner's, so the
+ *    owner's last touch happens before the free) or the delivery job, on
+ *    the owner's thread, frees it when it was served.
  *    So at any moment exactly one party may free a waiter, and a serve
  *    never races with a timeout: an element is popped only by a thread that
  *    holds the SERVING claim, and the reply then always reaches the owner.
- *  - w->gone is set by the owner when its client closes; after that the
- *    owner forgets the waiter, and a claimer or the delivery job frees it.
  *  - Everything else in the waiter (argv copies, keys, reply buffer) is
  *    immutable after creation or touched only by the thread holding the
  *    claim.  The owner-side list of blocked clients (bnext/bprev) belongs to
@@ -45,6 +51,7 @@
 #include "../db/db.h"
 
 enum { W_WAITING = 0, W_SERVING, W_SERVED, W_CANCELLED };
+#define W_GONE 0x10 /* the owner's client closed (see the top) */
 
 struct bkey;
 
@@ -74,8 +81,7 @@ static const char *bkey_dkey(const struct dict_link *it, size_t *len)
 static const struct dict_type bkey_type = {bkey_dkey};
 
 struct waiter {
-    _Atomic int state;
-    atomic_int gone;
+    _Atomic int state; /* W_* | W_GONE */
     _Atomic unsigned long tried; /* stream waiters: last serve pass that re-executed it */
     struct client *c;          /* owner only */
     struct worker *owner;
@@ -314,7 +320,6 @@ void block_on_keys(struct client *c, const int *kidx, int n, int type, long long
     }
     struct waiter *w = hk_calloc(sizeof(*w));
     atomic_init(&w->state, W_WAITING);
-    atomic_init(&w->gone, 0);
     w->c = c;
     w->owner = c->w;
     w->cmd = c->cmd;
@@ -544,25 +549,20 @@ static void serve_key(int db, unsigned slot, const char *key, size_t klen)
             lock_waiter(w);
         }
         int served = 0, streamw = is_stream_waiter(w); /* w may be freed once unclaimed and unlocked */
-        if (!atomic_load(&w->gone))
+        if (!(atomic_load(&w->state) & W_GONE))
             served = reexec(w);
         if (served) {
             unlink_waiter(w);
-            atomic_store(&w->state, W_SERVED);
-        } else {
-            atomic_store(&w->state, W_WAITING);
-            if (atomic_load(&w->gone)) {
-                int exp = W_WAITING;
-                if (atomic_compare_exchange_strong(&w->state, &exp, W_CANCELLED)) {
-                    unlink_waiter(w);
-                    if (single)
-                        spin_unlock(&ks.locks[slot]);
-                    else
-                        unlock_waiter(w);
-                    free_waiter(w);
-                    continue; /* the next waiter may be served */
-                }
-            }
+            atomic_fetch_add(&w->state, W_SERVED - W_SERVING);
+        } else if (atomic_fetch_sub(&w->state, W_SERVING - W_WAITING) & W_GONE) {
+            /* The owner left while we held the claim: ours to free. */
+            unlink_waiter(w);
+            if (single)
+                spin_unlock(&ks.locks[slot]);
+            else
+                unlock_waiter(w);
+            free_waiter(w);
+            continue; /* the next waiter may be served */
         }
         if (single)
             spin_unlock(&ks.locks[slot]);
@@ -622,7 +622,7 @@ static void deliver(struct worker *wk, void *arg)
 {
     struct waiter *w = arg;
     (void)wk;
-    if (atomic_load(&w->gone)) {
+    if (atomic_load(&w->state) & W_GONE) {
         free_waiter(w);
         return;
     }
@@ -707,15 +707,13 @@ void blocking_client_gone(struct client *c)
     c->blocked = NULL;
     c->flags &= ~CF_BLOCKED;
     atomic_fetch_sub(&n_blocked_clients, 1);
-    atomic_store(&w->gone, 1);
-    int exp = W_WAITING;
-    if (atomic_compare_exchange_strong(&w->state, &exp, W_CANCELLED)) {
+    if (atomic_fetch_or(&w->state, W_GONE) == W_WAITING) {
         lock_waiter(w);
         unlink_waiter(w);
         unlock_waiter(w);
         free_waiter(w);
     }
-    /* else: a claimer or the delivery job frees it (it sees gone). */
+    /* else: a claimer or the delivery job frees it (it sees W_GONE). */
 }
 
 int blocking_unblock(struct client *c, int err)
