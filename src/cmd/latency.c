@@ -4,17 +4,20 @@
  *
  * Events are recorded by base/latency_monitor.c (any layer may feed it).
  *
- * Histograms: one array per worker, hist[worker id][command id][bucket],
- * allocated by the worker on its first record and written only by it
- * (relaxed atomic stores, as worker stats); readers sum every worker's.
- * Bucket k counts durations below 1032 * 2^k ns (k = 0 .. 20, the last one
- * catching everything from ~0.5 s).  These are the steps Redis 7 reports in
- * LATENCY HISTOGRAM: its log iterator stops at 1024 * 2^k ns, and a value
- * within that level's equivalence range (1/128 of it, at 2 significant
- * digits) counts with it; each step is named by the range's largest value
- * in whole microseconds, (1032 * 2^k - 1) / 1000: 1, 2, 4, 8, 16, 33, 66,
- * 132, 264, 528, 1056, 2113, ...  Durations are measured in whole
- * microseconds, so a 0 or 1 us command lands in bucket 0. */
+ * Histograms (slowlog.h): per worker, per command, LATENCY_FINE_N counts
+ * as fine as Redis's HdrHistogram buckets, allocated by the worker on its
+ * first record of the command and written only by it (relaxed atomic
+ * stores, as worker stats); readers sum every worker's.  INFO latencystats
+ * walks them as hdr_value_at_percentile does (the count at p% rounded, at
+ * least 1; the highest value of the bucket reached, the lowest for p0), so
+ * its figures are Redis's for the same durations.  LATENCY HISTOGRAM folds
+ * them into the 21 steps Redis 7 reports: step k counts durations below
+ * 1032 * 2^k ns (its log iterator stops at 1024 * 2^k ns, and a value
+ * within that level's equivalence range, 1/128 of it, counts with it; the
+ * fine buckets never straddle such a step); each step is named by the
+ * range's largest value in whole microseconds, (1032 * 2^k - 1) / 1000: 1,
+ * 2, 4, 8, 16, 33, 66, 132, 264, 528, 1056, 2113, ...  Durations are
+ * measured in whole microseconds (Redis's unit too). */
 #include "slowlog.h"
 
 #include <math.h>
@@ -28,33 +31,66 @@
 #include "../base/mem.h"
 #include "../base/util.h"
 
-#define HIST_BUCKETS LATENCY_HIST_BUCKETS
+#define HIST_BUCKETS 21 /* LATENCY HISTOGRAM's steps */
 #define HIST_MAX_WORKERS LATENCY_HIST_MAX_WORKERS
+#define FINE_N LATENCY_FINE_N
 
-unsigned long long *latency_hist[HIST_MAX_WORKERS];
+unsigned long long **latency_hist[HIST_MAX_WORKERS];
 #define hist latency_hist
 
-int latency_hist_bucket(unsigned long long us)
+/* LATENCY HISTOGRAM's step of a duration: us * 1000 < 1032 * 2^k. */
+static int step_of(unsigned long long us)
 {
-    unsigned long long q = us * 1000 / 1032; /* in [2^(k-1), 2^k) for bucket k */
+    unsigned long long q = us * 1000 / 1032; /* in [2^(k-1), 2^k) for step k */
     if (!q)
         return 0;
     int k = 64 - __builtin_clzll(q);
     return k < HIST_BUCKETS ? k : HIST_BUCKETS - 1;
 }
 
-/* 0 .. 63 us, the durations of most commands: bucket k holds us * 1000 <
- * 1032 * 2^k. */
-const unsigned char latency_hist_small[64] = {
-    0, 0, 1, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5,
-    5, 5, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6,
-};
+/* The nanoseconds fine count i stands for: Redis's lowest and highest
+ * equivalent values of its HDR bucket. */
+static void fine_range(size_t i, unsigned long long *lo, unsigned long long *hi)
+{
+    int b;
+    if (i < LATENCY_EXACT_US) {
+        unsigned long long v = i ? i * 1000 : 1; /* Redis records at least 1 ns */
+        b = 64 - __builtin_clzll(v | 255) - 8;
+        *lo = (v >> b) << b;
+    } else {
+        size_t h = i - LATENCY_EXACT_US + LATENCY_HDR_FIRST;
+        b = (int)(h >> 7) - 1;
+        *lo = (unsigned long long)((h & 127) + 128) << b;
+    }
+    *hi = *lo + (1ULL << b) - 1;
+}
+
+/* The step of each fine count (set once, before any reader). */
+static unsigned char fine_step[FINE_N];
+static pthread_once_t fine_once = PTHREAD_ONCE_INIT;
+
+static void fine_init(void)
+{
+    for (size_t i = 0; i < FINE_N; i++) {
+        unsigned long long lo, hi;
+        fine_range(i, &lo, &hi);
+        fine_step[i] = (unsigned char)step_of(i < LATENCY_EXACT_US ? i : (lo + 999) / 1000);
+    }
+}
 
 /* A worker's first record (called by that worker). */
-unsigned long long *latency_hist_alloc(int id)
+unsigned long long **latency_hist_alloc(int id)
 {
-    unsigned long long *h = hk_calloc(sizeof(*h) * HIST_BUCKETS * (size_t)cmd_count());
-    __atomic_store_n(&hist[id], h, __ATOMIC_RELEASE);
+    unsigned long long **t = hk_calloc(sizeof(*t) * (size_t)cmd_count());
+    __atomic_store_n(&hist[id], t, __ATOMIC_RELEASE);
+    return t;
+}
+
+/* A worker's first record of a command (called by that worker). */
+unsigned long long *latency_hist_alloc_cmd(int id, int cmd_id)
+{
+    unsigned long long *h = hk_calloc(sizeof(*h) * FINE_N);
+    __atomic_store_n(&hist[id][cmd_id], h, __ATOMIC_RELEASE);
     return h;
 }
 
@@ -62,28 +98,51 @@ unsigned long long *latency_hist_alloc(int id)
  * figures, the histograms are statistics, not accounts. */
 void latency_hist_reset(void)
 {
-    size_t n = HIST_BUCKETS * (size_t)cmd_count();
+    int n = cmd_count();
     for (int i = 0; i < HIST_MAX_WORKERS; i++) {
-        unsigned long long *h = __atomic_load_n(&hist[i], __ATOMIC_ACQUIRE);
-        for (size_t k = 0; h && k < n; k++)
-            STAT_SET(h[k], 0);
+        unsigned long long **t = __atomic_load_n(&hist[i], __ATOMIC_ACQUIRE);
+        for (int c = 0; t && c < n; c++) {
+            unsigned long long *h = __atomic_load_n(&t[c], __ATOMIC_ACQUIRE);
+            for (size_t k = 0; h && k < FINE_N; k++)
+                STAT_SET(h[k], 0);
+        }
     }
 }
 
-/* One command's buckets summed over the workers; returns the total. */
-static unsigned long long hist_sum(const struct cmd *cmd, unsigned long long *out)
+/* One command's fine counts summed over the workers into fine[FINE_N];
+ * returns the total. */
+static unsigned long long fine_sum(const struct cmd *cmd, unsigned long long *fine)
 {
     unsigned long long total = 0;
-    memset(out, 0, sizeof(*out) * HIST_BUCKETS);
+    int any = 0;
     for (int i = 0; i < HIST_MAX_WORKERS; i++) {
-        unsigned long long *h = __atomic_load_n(&hist[i], __ATOMIC_ACQUIRE);
+        unsigned long long **t = __atomic_load_n(&hist[i], __ATOMIC_ACQUIRE);
+        unsigned long long *h = t ? __atomic_load_n(&t[cmd->id], __ATOMIC_ACQUIRE) : NULL;
         if (!h)
             continue;
-        for (int k = 0; k < HIST_BUCKETS; k++)
-            out[k] += STAT_GET(h[(size_t)cmd->id * HIST_BUCKETS + (size_t)k]);
+        if (!any)
+            memset(fine, 0, sizeof(*fine) * FINE_N);
+        any = 1;
+        for (size_t k = 0; k < FINE_N; k++) {
+            unsigned long long v = STAT_GET(h[k]);
+            fine[k] += v;
+            total += v;
+        }
     }
-    for (int k = 0; k < HIST_BUCKETS; k++)
-        total += out[k];
+    return total;
+}
+
+/* Summed over the workers, folded into LATENCY HISTOGRAM's steps. */
+static unsigned long long hist_sum(const struct cmd *cmd, unsigned long long *out)
+{
+    static _Thread_local unsigned long long fine[FINE_N];
+    unsigned long long total = fine_sum(cmd, fine);
+    memset(out, 0, sizeof(*out) * HIST_BUCKETS);
+    if (!total)
+        return 0;
+    pthread_once(&fine_once, fine_init);
+    for (size_t k = 0; k < FINE_N; k++)
+        out[fine_step[k]] += fine[k];
     return total;
 }
 
@@ -228,24 +287,31 @@ void latency_percentiles_get(char *buf, size_t cap)
     pthread_mutex_unlock(&pct_lock);
 }
 
-/* The value at percentile p: the largest duration of the bucket where the
- * cumulative count first reaches p% of the calls, in microseconds. */
-static double value_at(const unsigned long long *b, unsigned long long total, double p)
+/* The value at percentile p in microseconds, as Redis's
+ * hdr_value_at_percentile: the first count where the running total reaches
+ * p% of the calls (rounded, at least 1); that bucket's highest value (its
+ * lowest for p0). */
+static double value_at(const unsigned long long *fine, unsigned long long total, double p)
 {
-    unsigned long long want = (unsigned long long)ceil(p / 100.0 * (double)total), cum = 0;
+    long long want = (long long)((p < 100.0 ? p : 100.0) / 100 * (double)total + 0.5);
+    unsigned long long cum = 0;
     if (want < 1)
         want = 1;
-    for (int k = 0; k < HIST_BUCKETS; k++) {
-        cum += b[k];
-        if (b[k] && cum >= want)
-            return (double)((1032ULL << k) - 1) / 1000.0;
+    for (size_t k = 0; k < FINE_N; k++) {
+        cum += fine[k];
+        if (cum >= (unsigned long long)want) {
+            unsigned long long lo, hi;
+            fine_range(k, &lo, &hi);
+            return (double)(p == 0.0 ? lo : hi) / 1000.0;
+        }
     }
     return 0;
 }
 
 static void info_line(const struct cmd *cmd, void (*emit)(void *, const char *), void *arg)
 {
-    unsigned long long b[HIST_BUCKETS], total = hist_sum(cmd, b);
+    static _Thread_local unsigned long long fine[FINE_N];
+    unsigned long long total = fine_sum(cmd, fine);
     char line[4096];
     size_t len;
     if (!total)
@@ -254,7 +320,7 @@ static void info_line(const struct cmd *cmd, void (*emit)(void *, const char *),
     for (int i = 0; i < npct && len < sizeof(line); i++) {
         char f[64];
         fmt_pct(f, sizeof(f), pct[i]);
-        len += (size_t)snprintf(line + len, sizeof(line) - len, "%sp%s=%.3f", i ? "," : "", f, value_at(b, total, pct[i]));
+        len += (size_t)snprintf(line + len, sizeof(line) - len, "%sp%s=%.3f", i ? "," : "", f, value_at(fine, total, pct[i]));
     }
     if (len < sizeof(line))
         snprintf(line + len, sizeof(line) - len, "\r\n");

@@ -40,28 +40,58 @@ int cmd_arg_redacted(const struct cmd *cmd, int argc, const char *const *argv, c
 
 /* ------------------------------------------------ latency (latency.c) --- */
 /* Per-command latency histograms (LATENCY HISTOGRAM, INFO latencystats),
- * one per worker, summed on demand.  Gated by latency-tracking. */
-#define LATENCY_HIST_BUCKETS 21
+ * one set per worker, summed on demand.  Gated by latency-tracking.
+ *
+ * A command's histogram has LATENCY_FINE_N counts at least as fine as the
+ * buckets of Redis's HdrHistogram (2 significant digits over 1 ns .. 1 s,
+ * fed with duration_us * 1000 ns), so INFO latencystats' percentiles are
+ * the values Redis prints for the same durations: one count per whole
+ * microsecond below LATENCY_EXACT_US, then one per HDR bucket (1/128 of
+ * an octave) up to 1 s, where Redis clamps. */
 #define LATENCY_HIST_MAX_WORKERS 1024 /* the threads parameter's maximum */
-/* hist[worker id][command id * LATENCY_HIST_BUCKETS + bucket]: allocated and
- * written by that worker only; other threads read with acquire/relaxed. */
-extern unsigned long long *latency_hist[LATENCY_HIST_MAX_WORKERS];
-unsigned long long *latency_hist_alloc(int worker_id);
-int latency_hist_bucket(unsigned long long dur_us);
-extern const unsigned char latency_hist_small[64]; /* latency_hist_bucket(us) for us < 64 */
+#define LATENCY_EXACT_US 131          /* below: each microsecond its own count */
+#define LATENCY_HDR_FIRST 1407        /* latency_hdr_index(131 us) */
+#define LATENCY_HDR_LAST 3054         /* latency_hdr_index(1 s) */
+#define LATENCY_FINE_N (LATENCY_EXACT_US + LATENCY_HDR_LAST - LATENCY_HDR_FIRST + 1)
+/* hist[worker id][command id] -> LATENCY_FINE_N counts: the table and each
+ * command's counts are allocated and written by that worker only (on its
+ * first record); other threads read with acquire / relaxed loads. */
+extern unsigned long long **latency_hist[LATENCY_HIST_MAX_WORKERS];
+unsigned long long **latency_hist_alloc(int worker_id);
+unsigned long long *latency_hist_alloc_cmd(int worker_id, int cmd_id);
 void latency_hist_reset(void); /* CONFIG RESETSTAT */
 
-/* The per-command cost of latency-tracking: a 0-1 us command (most of
- * them) takes bucket 0 without any arithmetic. */
+/* The counts index HdrHistogram (1 ns unit, 2 significant digits) gives
+ * ns >= 1: 256 sub-buckets, the upper 128 of each octave after the first. */
+static inline size_t latency_hdr_index(unsigned long long ns)
+{
+    int b = 64 - __builtin_clzll(ns | 255) - 8;
+    return ((size_t)(b + 1) << 7) + (size_t)((ns >> b) - 128);
+}
+
+/* Index of a duration in a command's counts. */
+static inline size_t latency_fine_index(unsigned long long dur_us)
+{
+    if (dur_us < LATENCY_EXACT_US)
+        return (size_t)dur_us;
+    unsigned long long ns = dur_us < 1000000 ? dur_us * 1000 : 1000000000ULL;
+    return LATENCY_EXACT_US + latency_hdr_index(ns) - LATENCY_HDR_FIRST;
+}
+
+/* The per-command cost of latency-tracking: two loads, a compare and an
+ * increment for a command under 131 us (most of them). */
 static inline void latency_hist_record(const struct client *c, const struct cmd *cmd, unsigned long long dur_us)
 {
     int id = c->w->id;
     if ((unsigned)id >= LATENCY_HIST_MAX_WORKERS) /* the AOF replayer (id -1): no statistics */
         return;
-    unsigned long long *h = latency_hist[id]; /* this thread's own store */
+    unsigned long long **t = latency_hist[id]; /* this thread's own store */
+    if (__builtin_expect(!t, 0))
+        t = latency_hist_alloc(id);
+    unsigned long long *h = t[cmd->id];
     if (__builtin_expect(!h, 0))
-        h = latency_hist_alloc(id);
-    unsigned long long *b = &h[(size_t)cmd->id * LATENCY_HIST_BUCKETS + (size_t)(dur_us < 64 ? latency_hist_small[dur_us] : latency_hist_bucket(dur_us))];
+        h = latency_hist_alloc_cmd(id, cmd->id);
+    unsigned long long *b = &h[latency_fine_index(dur_us)];
     /* Both halves atomic (a plain mov each on x86-64): CONFIG RESETSTAT
      * stores zeros from another thread. */
     __atomic_store_n(b, __atomic_load_n(b, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);

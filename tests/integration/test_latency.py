@@ -340,3 +340,28 @@ def test_expire_cycle_event(c):
         time.sleep(0.02)
     events = [e[0] for e in c.call("LATENCY", "LATEST")]
     assert b"expire-cycle" in events, events
+
+
+def hdr_edges(ns):
+    """Lowest and highest value of HdrHistogram's bucket of ns (1 ns unit,
+    2 significant digits: 256 sub-buckets, widths doubling per octave)."""
+    b = max(0, (ns | 255).bit_length() - 8)
+    lo = (ns >> b) << b
+    return lo, lo + (1 << b) - 1
+
+
+def test_latencystats_values_are_redis_hdr_values(c):
+    """Percentiles sit on Redis's grid: the highest value (the lowest for p0)
+    of the HdrHistogram bucket a duration falls in, e.g. 1.003 for 1 us,
+    and p50 of three DEBUG SLEEP 0.02 calls is within that bucket of 20 ms."""
+    c.call("CONFIG", "RESETSTAT")
+    c.call("CONFIG", "SET", "latency-tracking-info-percentiles", "0 50 100")
+    for _ in range(3):
+        c.call("DEBUG", "SLEEP", "0.02")
+    info = text(c.call("INFO", "latencystats"))
+    m = re.search(r"latency_percentiles_usec_debug:p0=([\d.]+),p50=([\d.]+),p100=([\d.]+)\r\n", info)
+    assert m, info
+    p0, p50, p100 = (round(float(x) * 1000) for x in m.groups())
+    assert hdr_edges(p0)[0] == p0 and hdr_edges(p50)[1] == p50 and hdr_edges(p100)[1] == p100
+    assert p0 <= p50 <= p100 and 20000000 <= p50 < 40000000  # ns: 20 ms, on a busy box < 40
+    c.call("CONFIG", "SET", "latency-tracking-info-percentiles", "50 99 99.9")
