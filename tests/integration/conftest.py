@@ -206,6 +206,17 @@ class Resp:
         self.s.close()
 
 
+@pytest.fixture(scope="module")
+def version(server):
+    """The server's redis_version as a tuple of ints, e.g. (7, 2, 4)."""
+    c = server.client()
+    try:
+        v = c.info("server")["redis_version"]
+        return tuple(int(x) for x in v.split(".")[:3])
+    finally:
+        c.close()
+
+
 @pytest.fixture
 def resp(server):
     c = Resp(server.port)

@@ -10,7 +10,7 @@ HotKV reports 7.2.4 and uses the 7.2 names (EXPECTED_ARGS_72), a 7.0 server
 the 7.0 ones.  test_command_meta.py pins more of the 7.2 metadata."""
 import pytest
 
-from helpers import Resp, server_version
+from helpers import Resp
 
 
 def as_map(reply):
@@ -177,15 +177,6 @@ EXPECTED_ARGS_72 = {
         ]),
     ],
 }
-
-
-@pytest.fixture(scope="module")
-def version(server):
-    c = server.client()
-    try:
-        return server_version(c)
-    finally:
-        c.close()
 
 
 def expected_args(name, version):

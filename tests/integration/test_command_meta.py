@@ -13,7 +13,7 @@ presence.  The blocking commands lost noscript in 7.2 (a script may call
 BLPOP, which then does not block): pinned here for 7.2 only."""
 import pytest
 
-from helpers import Resp, raw, server_version
+from helpers import Resp, raw
 
 
 def as_map(reply):
@@ -30,15 +30,6 @@ def text(v):
 
 def words(v):
     return " ".join(sorted(text(x) for x in v))
-
-
-@pytest.fixture(scope="module")
-def version(server):
-    c = server.client()
-    try:
-        return server_version(c)
-    finally:
-        c.close()
 
 
 @pytest.fixture(scope="module")
