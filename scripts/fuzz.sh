@@ -80,7 +80,7 @@ if [ "${FUZZ_SKIP_BUILD:-0}" != 1 ]; then
         fi
         echo "fuzz.sh: linking $bin"
         # shellcheck disable=SC2086
-        "$CLANG" -fsanitize=fuzzer $SAN $CFLAGS "tests/fuzz/fuzz_$t.c" $OBJS -o "$bin" -llua5.1 -luring -lm
+        "$CLANG" -fsanitize=fuzzer $SAN $CFLAGS "tests/fuzz/fuzz_$t.c" $OBJS -o "$bin" -llua5.1 -luring -lssl -lcrypto -lm
     done
 fi
 if [ "${FUZZ_BUILD_ONLY:-0}" = 1 ]; then

@@ -8,6 +8,7 @@ PKGS=(
   libjemalloc-dev               # the allocator (and its statistics for INFO)
   liblua5.1-0-dev               # Lua 5.1, the scripting engine Redis uses (EVAL, FUNCTION)
   liburing-dev                  # io_uring: one syscall for a loop turn's reads, one for its writes
+  libssl-dev openssl            # OpenSSL 3: TLS (tls-port, net/tls.c); the openssl CLI makes the TLS tests' certificates
   clang libclang-rt-14-dev      # libFuzzer for `make fuzz`, clang -Werror check
   redis-server redis-tools      # the reference server and redis-cli/redis-benchmark
   python3 python3-redis python3-pytest   # integration tests (Debian's python3)

@@ -8,6 +8,7 @@
  * both tables. */
 #include <stddef.h>
 
+#include "cmd/acl.h"
 #include "cmd/commands.h"
 #include "cmd/monitor.h"
 #include "cmd/multi.h"
@@ -242,6 +243,7 @@ struct cmd cmd_table[] = {
 #include "cmd/t_hll.tab"
 #include "cmd/multi.tab"
 #include "cmd/slowlog.tab"
+#include "cmd/acl.tab"
 #include "script/script.tab"
     /* connection */
     C("ping", ping_command, -1, F, 0, 0, 0, A_F | A_CONN, "connection", "1.0.0"),
@@ -565,6 +567,7 @@ const struct cmd_doc cmd_docs[] = {
 #include "cmd/t_bitops.docs"
 #include "cmd/multi.docs"
 #include "cmd/slowlog.docs"
+#include "cmd/acl.docs"
 #include "script/script.docs"
 #include "cmd/persistence.docs"
 };

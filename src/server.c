@@ -17,6 +17,7 @@
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/util.h"
+#include "cmd/acl.h"
 #include "cmd/commands.h"
 #include "cmd/evict.h"
 #include "cmd/loop.h"
@@ -117,6 +118,10 @@ int server_main(int argc, char **argv)
         fprintf(stderr, "Can't chdir to '%s': %s\n", cfg.dir, strerror(errno));
         return 1;
     }
+    /* The config file's user lines, then the aclfile (cmd/acl.h): a
+     * relative aclfile is in dir, as in Redis. */
+    if (acl_load_at_startup() < 0)
+        return 1;
     if (cfg.daemonize)
         daemonize();
     pidfile = cfg.pidfile && cfg.pidfile[0] ? cfg.pidfile : (cfg.daemonize ? "/var/run/hotkv.pid" : NULL);

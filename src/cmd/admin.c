@@ -53,6 +53,7 @@
 #include "../base/log.h"
 #include "../base/mem.h"
 #include "../base/util.h"
+#include "acl.h"
 #include "blocking.h"
 #include "../db/object.h"
 #include "../db/table.h"
@@ -461,6 +462,13 @@ static void info_stats(struct sbuf *b, const struct worker_stats *st)
     /* No I/O threads: the workers do their own I/O. */
     sb_printf(b, "io_threaded_reads_processed:0\r\n");
     sb_printf(b, "io_threaded_writes_processed:0\r\n");
+    /* ACL denials (cmd/acl.h), at the end of the section as Redis 7.2. */
+    long long acl_d[4];
+    acl_denied_counts(acl_d);
+    sb_printf(b, "acl_access_denied_auth:%lld\r\n", acl_d[0]);
+    sb_printf(b, "acl_access_denied_cmd:%lld\r\n", acl_d[1]);
+    sb_printf(b, "acl_access_denied_key:%lld\r\n", acl_d[2]);
+    sb_printf(b, "acl_access_denied_channel:%lld\r\n", acl_d[3]);
 }
 
 static void info_replication(struct sbuf *b)
@@ -1480,6 +1488,99 @@ static const char *variable_key_flags(const struct cmd *cmd, int key, int argc, 
     return NULL;
 }
 
+static int key_access_bits(const char *f, size_t n)
+{
+    int a = 0;
+    if (has_word(f, n, "access"))
+        a |= 1;
+    if (has_word(f, n, "insert") || has_word(f, n, "delete") || has_word(f, n, "update"))
+        a |= 2;
+    return a;
+}
+
+/* Per command id, computed once (cmd_keys_access_init, start-up): its
+ * doc row, and for commands whose keys are a plain first/last/step range
+ * with constant flags, the access of the first key and of the others. */
+static struct key_access_info {
+    const struct cmd_doc *doc;
+    signed char kind; /* 0 no keys, 1 plain range, 2 the full path */
+    unsigned char acc0, acc1;
+    unsigned char varflags;
+    int nspecs;
+} *kainfo;
+
+static void ka_fill(const struct cmd *cmd)
+{
+    struct key_access_info *ki = &kainfo[cmd->id];
+    const struct cmd_doc *doc = doc_of(cmd);
+    ki->doc = doc;
+    if (!has_keys(cmd) || (doc && doc->kspec && strstr(doc->kspec, "not_key"))) {
+        ki->kind = 0;
+        return;
+    }
+    ki->nspecs = nkeyspecs(cmd, doc);
+    for (int j = 0; j < ki->nspecs; j++) {
+        struct kspec ks;
+        key_spec(cmd, doc, j, &ks);
+        ki->varflags |= has_word(ks.flags, ks.flen, "variable_flags");
+    }
+    ki->kind = 2;
+    if (!ki->varflags && !is_movable(cmd) && cmd->first > 0 && !(doc && (doc->kspecs || doc->kspec_kw)) &&
+        ki->nspecs <= 2) {
+        size_t fl;
+        const char *f = key_flags(cmd, doc, 0, &fl);
+        ki->acc0 = (unsigned char)key_access_bits(f, fl);
+        f = key_flags(cmd, doc, ki->nspecs > 1 ? 1 : 0, &fl);
+        ki->acc1 = (unsigned char)key_access_bits(f, fl);
+        ki->kind = 1;
+    }
+}
+
+void cmd_keys_access_init(void)
+{
+    kainfo = hk_calloc(sizeof(*kainfo) * (size_t)cmd_count());
+    for (const struct cmd *t = cmd_table; t->name; t++) {
+        ka_fill(t);
+        for (const struct cmd *s = t->subs; s && s->name; s++)
+            ka_fill(s);
+    }
+}
+
+int cmd_keys_access(const struct cmd *cmd, struct client *c, int *idx, unsigned char *acc)
+{
+    const struct key_access_info *ki = &kainfo[cmd->id];
+    const struct cmd_doc *doc = ki->doc;
+    int nspecs = ki->nspecs, nk, varflags = ki->varflags, argc = c->argc;
+    if (ki->kind == 0)
+        return 0;
+    if (ki->kind == 1) {
+        nk = cmd_keys(cmd, c, idx, argc);
+        for (int i = 0; i < nk; i++)
+            acc[i] = i ? ki->acc1 : ki->acc0;
+        return nk;
+    }
+    int spec_st[32], *spec = argc <= 32 ? spec_st : hk_malloc(sizeof(int) * (size_t)argc);
+    nk = varflags || !nspecs ? -1 : keys_by_specs(cmd, doc, argc, c->argv, c->argvlen, idx, spec);
+    if (nk < 0 && !varflags && !is_movable(cmd))
+        nk = 0;
+    if (nk < 0) {
+        nk = cmd_keys(cmd, c, idx, argc);
+        for (int i = 0; i < nk; i++)
+            spec[i] = nspecs > 1 && i > 0 ? 1 : 0;
+        if (!varflags)
+            varflags = -1;
+    }
+    for (int i = 0; i < nk; i++) {
+        const char *vf = varflags ? variable_key_flags(cmd, i, argc, c->argv, c->argvlen) : NULL;
+        size_t fl;
+        const char *f = vf ? vf : key_flags(cmd, doc, spec[i], &fl);
+        acc[i] = (unsigned char)key_access_bits(f, vf ? strlen(vf) : fl);
+    }
+    if (spec != spec_st)
+        hk_free(spec);
+    return nk;
+}
+
 static void command_getkeys(struct client *c, int with_flags)
 {
     const struct cmd *cmd = cmd_lookup(c->argv[2], c->argvlen[2]);
@@ -1518,6 +1619,7 @@ static void command_getkeys(struct client *c, int with_flags)
     }
     idx = hk_malloc(sizeof(int) * 2 * (size_t)nargs);
     spec = idx + nargs;
+    int *specs_block = idx; /* spec[] lives here even if idx is replaced below */
     nk = varflags || !nspecs ? -1 : keys_by_specs(cmd, doc, nargs, c->argv + 2, c->argvlen + 2, idx, spec);
     if (nk < 0 && !varflags && !is_movable(cmd))
         nk = 0; /* no key finder of its own (PFMERGE d): no keys */
@@ -1552,6 +1654,8 @@ static void command_getkeys(struct client *c, int with_flags)
             reply_array(&c->out, 0);
         else
             reply_error(&c->out, "ERR Invalid arguments specified for command");
+        if (idx != specs_block)
+            hk_free(specs_block);
         hk_free(idx);
         return;
     }
@@ -1569,6 +1673,8 @@ static void command_getkeys(struct client *c, int with_flags)
             reply_bulk(&c->out, c->argv[a], c->argvlen[a]);
         }
     }
+    if (idx != specs_block)
+        hk_free(specs_block);
     hk_free(idx);
 }
 

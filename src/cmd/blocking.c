@@ -45,6 +45,7 @@
 #include "../base/util.h"
 #include "../ds/dict.h"
 #include "../persist/prop.h"
+#include "acl.h"
 #include "cmd.h"
 #include "errorstats.h"
 #include "slowlog.h"
@@ -99,6 +100,8 @@ struct waiter {
     struct wnode *nodes;
     struct reply out;          /* the reply of a serve */
     unsigned long long dur_us; /* the serving re-execution's time (slow log) */
+    struct acl_user *acl_user; /* a reference: ACLs are checked again when it is served (cmd/acl.h) */
+    int rejected;              /* served with a NOPERM error instead */
 };
 
 static struct bkey *blocked[NSLOTS];       /* slot lock */
@@ -247,6 +250,7 @@ static void free_waiter(struct waiter *w)
     hk_free(w->lock);
     hk_free(w->nodes);
     reply_free(&w->out);
+    acl_user_unref(w->acl_user);
     hk_free(w);
 }
 
@@ -322,6 +326,7 @@ void block_on_keys(struct client *c, const int *kidx, int n, int type, long long
     atomic_init(&w->state, W_WAITING);
     w->c = c;
     w->owner = c->w;
+    w->acl_user = acl_user_ref(c);
     w->cmd = c->cmd;
     w->db = c->db;
     w->type = type;
@@ -478,6 +483,13 @@ static int reexec(struct waiter *w)
     fake.flags = CF_DENY_BLOCKING;
     fake.out = w->out;
     fake.id = 0;
+    /* The user's rules may have changed while it waited (Redis 7.2 checks
+     * them again): a denial is its reply, nothing is popped. */
+    if (w->acl_user && acl_check_served(w->acl_user, &fake, w->cmd) < 0) {
+        w->out = fake.out;
+        w->rejected = 1;
+        return 1;
+    }
     reexec_active = 1;
     reexec_blocked = 0;
     /* What it changed is fed to the AOF by this thread, the waiter's locks
@@ -628,7 +640,13 @@ static void deliver(struct worker *wk, void *arg)
     }
     struct client *c = w->c;
     reply_raw(&c->out, w->out.buf, w->out.len);
-    count_unblock_error(c, w->cmd, w->out.buf, w->out.len);
+    if (w->rejected) { /* a rejected call, as Redis counts it */
+        STAT_ADD(c->w->stats.errors, 1);
+        STAT_ADD(c->w->stats.cmd_rejected[w->cmd->id], 1);
+        errorstat_add_reply(w->out.buf, w->out.len);
+    } else {
+        count_unblock_error(c, w->cmd, w->out.buf, w->out.len);
+    }
     unblock_client(c);
     /* Redis logs a blocking command once it is served, not when it blocks. */
     slowlog_check_args(c, w->cmd, w->argc, (const char *const *)w->argv, w->argvlen, w->dur_us);

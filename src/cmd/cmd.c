@@ -16,6 +16,7 @@
 
 #include "../base/mem.h"
 #include "../base/util.h"
+#include "acl.h"
 #include "blocking.h"
 #include "commands.h"
 #include "errorstats.h"
@@ -84,6 +85,7 @@ void cmd_init(void)
     for (int i = 0; i < ntop; i++)
         cur_name[i] = cmd_table[i].name;
     lookup_build();
+    acl_init(); /* the default user (command ids are set) */
     persistence_init(); /* persist/'s hooks into cmd/: the AOF replayer, the lock context */
 }
 
@@ -325,6 +327,10 @@ run:
                              "configuration file, and then restart the server.");
         goto rejected;
     }
+    /* ACL (cmd/acl.h): one byte for a user that may run everything;
+     * otherwise bind a new connection to its user and check the rules. */
+    if (HK_UNLIKELY(!c->acl_fast) && acl_gate(c, cmd) < 0)
+        goto rejected;
     if (!c->authenticated && !(cmd->flags & CMD_NO_AUTH)) {
         reply_error(&c->out, ERR_NOAUTH);
         goto rejected;

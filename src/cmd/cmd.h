@@ -130,6 +130,14 @@ const struct cmd *cmd_lookup_sub(const struct cmd *parent, const char *name, siz
 int cmd_count(void);
 /* Key argv indexes of a command call (static spec or getkeys). */
 int cmd_keys(const struct cmd *cmd, struct client *c, int *idx, int max);
+/* ACL (cmd/acl.c): the keys of c's command line as Redis's ACL check sees
+ * them (key specs, variable flags), each with its access in acc[]: 1 read
+ * (the spec says access), 2 write (insert, delete or update).  idx and acc
+ * have room for c->argc; returns the count (cmd/admin.c). */
+int cmd_keys_access(const struct cmd *cmd, struct client *c, int *idx, unsigned char *acc);
+void cmd_keys_access_init(void); /* start-up, after command ids are set */
+/* c's CLIENT LIST line without its newline, on the heap (cmd/conn.c). */
+char *client_info_string(struct client *c);
 void cmd_init(void);
 /* Run one parsed command for c (locks, stats, reply). */
 void cmd_execute(struct client *c);

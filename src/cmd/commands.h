@@ -21,6 +21,7 @@ cmd_fn del_command, unlink_command, exists_command, type_command, rename_command
     select_command, swapdb_command;
 
 /* conn.c */
+cmd_fn acl_command;
 cmd_fn ping_command, echo_command, quit_command, reset_command, hello_command, auth_command, client_command;
 
 /* admin.c */

@@ -12,6 +12,7 @@
 
 #include "../base/mem.h"
 #include "../base/util.h"
+#include "acl.h"
 #include "blocking.h"
 #include "commands.h"
 #include "memstats.h"
@@ -52,15 +53,6 @@ void quit_command(struct client *c)
     c->flags |= CF_CLOSE_AFTER_REPLY;
 }
 
-static int check_password(const char *user, size_t ulen, const char *pass, size_t plen)
-{
-    if (ulen != 7 || memcmp(user, "default", 7) != 0)
-        return 0;
-    if (!cfg.requirepass)
-        return 1;
-    return strlen(cfg.requirepass) == plen && memcmp(cfg.requirepass, pass, plen) == 0;
-}
-
 static void set_authenticated(struct client *c, int yes)
 {
     c->authenticated = yes;
@@ -75,7 +67,7 @@ void auth_command(struct client *c)
         reply_error(&c->out, ERR_SYNTAX);
         return;
     }
-    if (c->argc == 2 && !cfg.requirepass) {
+    if (c->argc == 2 && acl_default_nopass()) {
         reply_error(&c->out, "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?");
         return;
     }
@@ -85,11 +77,10 @@ void auth_command(struct client *c)
     }
     pass = c->argv[c->argc - 1];
     plen = c->argvlen[c->argc - 1];
-    if (!check_password(user, ulen, pass, plen)) {
+    if (acl_authenticate(c, user, ulen, pass, plen) < 0) {
         reply_error(&c->out, "WRONGPASS invalid username-password pair or user is disabled.");
         return;
     }
-    set_authenticated(c, 1);
     reply_ok(&c->out);
 }
 
@@ -129,14 +120,11 @@ void hello_command(struct client *c)
     }
     const char *name = NULL;
     size_t nlen = 0;
+    int auth_at = 0; /* the last AUTH's argv index: only it counts, as in Redis */
     for (int j = next; j < c->argc; j++) {
         int more = c->argc - j - 1;
         if (arg_is(c, j, "auth") && more >= 2) {
-            if (!check_password(c->argv[j + 1], c->argvlen[j + 1], c->argv[j + 2], c->argvlen[j + 2])) {
-                reply_error(&c->out, "WRONGPASS invalid username-password pair or user is disabled.");
-                return;
-            }
-            set_authenticated(c, 1);
+            auth_at = j;
             j += 2;
         } else if (arg_is(c, j, "setname") && more >= 1) {
             name = c->argv[j + 1];
@@ -150,6 +138,11 @@ void hello_command(struct client *c)
             reply_errorf(&c->out, "ERR Syntax error in HELLO option '%.*s'", (int)c->argvlen[j], c->argv[j]);
             return;
         }
+    }
+    if (auth_at && acl_authenticate(c, c->argv[auth_at + 1], c->argvlen[auth_at + 1], c->argv[auth_at + 2],
+                                    c->argvlen[auth_at + 2]) < 0) {
+        reply_error(&c->out, "WRONGPASS invalid username-password pair or user is disabled.");
+        return;
     }
     if (!c->authenticated) {
         reply_error(&c->out, "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time");
@@ -187,7 +180,10 @@ void reset_command(struct client *c)
     c->flags &= ~(CF_REPLY_OFF | CF_REPLY_SKIP | CF_REPLY_SKIP_NEXT | CF_NO_EVICT | CF_NO_TOUCH);
     c->out.muted = 0;
     set_name(c, NULL, 0);
-    set_authenticated(c, cfg.requirepass == NULL);
+    if (c->fd >= 0)
+        acl_client_reset(c); /* the default user, authenticated if it is nopass */
+    else
+        set_authenticated(c, cfg.requirepass == NULL);
     reply_status(&c->out, "RESET");
 }
 
@@ -240,11 +236,11 @@ static size_t client_line(struct client *c, char *buf, size_t cap, const struct 
     int n = snprintf(buf, cap,
                      "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%ld psub=%ld ssub=%ld multi=%d "
                      "qbuf=%zu qbuf-free=%zu argv-mem=%zu multi-mem=%zu rbs=%zu rbp=%zu obl=%zu oll=0 omem=%zu tot-mem=%zu "
-                     "events=r%s cmd=%s user=default redir=%lld resp=%d lib-name=%s lib-ver=%s\n",
+                     "events=r%s cmd=%s user=%s redir=%lld resp=%d lib-name=%s lib-ver=%s\n",
                      (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "", (now - c->ctime_ms) / 1000,
                      (now - c->last_ms) / 1000, fl, c->db, pubsub_client_channels(c), pubsub_client_patterns(c), pubsub_client_shard(c), multi_client_queued(c), qbuf_len(c), c->qcap - c->qlen, (size_t)0, multi_client_mem(c), c->qcap,
                      c->qbuf_peak, c->out.len - c->sent, c->out.len > 16384 ? c->out.cap : (size_t)0,
-                     client_mem_usage(c), (c->flags & CF_WANT_WRITE) ? "w" : "", cmd, tracking_redir(c), c->out.resp,
+                     client_mem_usage(c), (c->flags & CF_WANT_WRITE) ? "w" : "", cmd, acl_client_user(c), tracking_redir(c), c->out.resp,
                      c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
     return n < 0 ? 0 : (size_t)n; /* >= cap: truncated, call again with n + 1 */
 }
@@ -263,6 +259,19 @@ static size_t client_line_any(struct client *c, char *buf, size_t cap, const str
         *out = *heap;
     }
     return n;
+}
+
+char *client_info_string(struct client *c)
+{
+    char buf[1024], *out, *heap;
+    size_t n = client_line_any(c, buf, sizeof(buf), c, &out, &heap);
+    if (n && out[n - 1] == '\n')
+        n--;
+    char *s = hk_malloc(n + 1);
+    memcpy(s, out, n);
+    s[n] = 0;
+    hk_free(heap);
+    return s;
 }
 
 static int type_matches(const struct client *c, int type)
@@ -347,7 +356,7 @@ static void kill_one(struct worker *w, void *arg)
             continue;
         if (!type_matches(c, r->type))
             continue;
-        if (r->user && !(r->userlen == 7 && memcmp(r->user, "default", 7) == 0))
+        if (r->user && !(strlen(acl_client_user(c)) == r->userlen && memcmp(r->user, acl_client_user(c), r->userlen) == 0))
             continue;
         if (r->maxage > 0 && (now - c->ctime_ms) / 1000 < r->maxage)
             continue;
@@ -463,8 +472,7 @@ static void client_kill(struct client *c)
         } else if (arg_is(c, j, "user")) {
             r.user = c->argv[j + 1];
             r.userlen = c->argvlen[j + 1];
-            /* ACL users arrive later: "default" is the only user. */
-            if (!(r.userlen == 7 && memcmp(r.user, "default", 7) == 0)) {
+            if (!acl_user_exists(r.user, r.userlen)) {
                 reply_errorf(&c->out, "ERR No such user '%.*s'", (int)r.userlen, r.user);
                 return;
             }

@@ -1,6 +1,7 @@
 /* loop.c - what the command layer does at the event loop's hook points
  * (net/hooks.h): one place that lists every feature with per-client or
  * per-worker state, so net/ includes none of them. */
+#include "acl.h"
 #include "loop.h"
 
 #include "../ds/dict.h"
@@ -30,6 +31,7 @@ static void loop_client_gone(struct client *c)
         pause_client_gone(c);
     if (c->mon)
         monitor_client_gone(c);
+    acl_client_gone(c);
 }
 
 static void loop_workers_init(int n)
@@ -105,6 +107,7 @@ void cmd_install_net_hooks(void)
         .cron = loop_cron,
         .client_mem = loop_client_mem,
         .ncommands = cmd_count,
+        .default_nopass = acl_default_nopass,
     };
     net_set_hooks(&h);
 }

@@ -31,6 +31,7 @@
 
 #include "../base/mem.h"
 #include "../base/util.h"
+#include "acl.h"
 #include "blocking.h"
 #include "../db/entry.h"
 #include "../ds/dict.h"
@@ -752,6 +753,9 @@ void exec_command(struct client *c)
         c->argc = q->argc;
         c->argv = q->argv;
         c->argvlen = q->lens;
+        /* ACLs are checked again at EXEC (they may have changed). */
+        if (!c->acl_fast && acl_check_exec(c, q->cmd) < 0)
+            continue;
         cmd_call(c, q->cmd);
     }
     lockctx_end();

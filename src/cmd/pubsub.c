@@ -609,3 +609,21 @@ void pubsub_command(struct client *c)
         reply_int(&c->out, pubsub_num_patterns());
     }
 }
+
+/* ACL (cmd/acl.c): call fn on every name c holds, kind by kind (0
+ * channels, 1 patterns, 2 shard channels) until it returns non-zero.
+ * Owner thread. */
+void pubsub_client_each(struct client *c, int (*fn)(void *arg, int kind, const char *name, size_t len), void *arg)
+{
+    for (int kind = 0; kind < 3; kind++) {
+        if (!c->ps_subs[kind])
+            continue;
+        struct dict_iter it = {0};
+        struct dict_link *l;
+        while ((l = dict_next(c->ps_subs[kind], &it))) {
+            const struct cname *cn = (const struct cname *)l;
+            if (fn(arg, kind, cn->name, cn->len))
+                return;
+        }
+    }
+}

@@ -23,6 +23,8 @@ void pubsub_client_gone(struct client *c);
 long pubsub_publish_internal(const char *ch, size_t clen, const char *msg, size_t mlen);
 /* CLIENT LIST fields (owner thread). */
 long pubsub_client_channels(const struct client *c);
+/* Every name c holds (ACL re-checks): fn returns non-zero to stop. */
+void pubsub_client_each(struct client *c, int (*fn)(void *arg, int kind, const char *name, size_t len), void *arg);
 long pubsub_client_patterns(const struct client *c);
 long pubsub_client_shard(const struct client *c);
 /* INFO fields. */

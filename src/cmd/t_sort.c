@@ -34,6 +34,7 @@
 
 #include "../base/mem.h"
 #include "../base/util.h"
+#include "acl.h"
 #include "blocking.h"
 #include "../db/object.h"
 #include "commands.h"
@@ -125,9 +126,18 @@ static int parse_opts(struct client *c, int readonly, struct sort_opts *o)
         } else if (arg_is(c, j, "by") && left >= 1) {
             o->by = ++j;
             /* A pattern without '*' is constant: nothing to sort by. */
-            if (!memchr(c->argv[j], '*', c->argvlen[j]))
+            if (!memchr(c->argv[j], '*', c->argvlen[j])) {
                 o->dontsort = 1;
+            } else if (!c->acl_fast && !acl_sort_patterns_allowed(c)) {
+                /* a pattern reaches any key: only with full read access */
+                reply_error(&c->out, "ERR BY option of SORT denied due to insufficient ACL permissions.");
+                return -1;
+            }
         } else if (arg_is(c, j, "get") && left >= 1) {
+            if (!c->acl_fast && !acl_sort_patterns_allowed(c)) {
+                reply_error(&c->out, "ERR GET option of SORT denied due to insufficient ACL permissions.");
+                return -1;
+            }
             if (o->ngets == SORT_STACK_GETS && o->gets == o->gets_stack) {
                 o->gets = hk_malloc(sizeof(int) * (size_t)c->argc);
                 memcpy(o->gets, o->gets_stack, sizeof(o->gets_stack));

@@ -17,6 +17,7 @@
 #include "../base/log.h"
 #include "../base/mem.h"
 #include "../base/util.h"
+#include "../cmd/acl.h"
 #include "../cmd/commands.h"
 #include "../cmd/evict.h"
 #include "../cmd/tracking.h"
@@ -25,6 +26,7 @@
 #include "../cmd/notify.h"
 #include "../db/object.h"
 #include "../net/client_evict.h"
+#include "../net/tls.h"
 #include "../net/worker.h"
 #include "../persist/aof.h"
 #include "../ds/stream.h"
@@ -52,6 +54,12 @@ enum { T_BOOL, T_INT, T_LL, T_MEM, T_STR, T_ENUM, T_SPECIAL, T_OCTAL };
  * that set every CONFIG GET * value back (Redis's own test suite) do not
  * trip on a name they cannot know to skip. */
 #define SAME_OK 32
+/* The tls-* parameters (net/tls.h) take effect once per CONFIG SET, after
+ * every value of the call is stored (a certificate and its key change
+ * together): TLS_CTX ones rebuild the TLS context, TLS_LISTEN (tls-port)
+ * moves the TLS listeners.  A failure puts every value of the call back. */
+#define TLS_CTX 0x1000
+#define TLS_LISTEN 0x2000
 
 struct param {
     const char *name;
@@ -86,6 +94,8 @@ static const char *const sanitize_modes[] = {"no", "yes", "clients", NULL};
 /* enable-protected-configs, enable-debug-command, enable-module-command
  * (CFG_ALLOW_* in config.h). */
 static const char *const allow_modes[] = {"no", "yes", "local", NULL};
+/* tls-auth-clients: TLS_AUTH_* (net/tls.h) in this order. */
+static const char *const tls_auth_modes[] = {"no", "yes", "optional", NULL};
 static const char *const policies[] = {"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru",
                                        "allkeys-lfu", "allkeys-random", "noeviction", NULL};
 
@@ -210,6 +220,29 @@ static struct param params[] = {
     {"stream-node-max-entries", NULL, T_LL, &stream_node_max_entries, 0, LLONG_MAX, 0, NULL, NULL, NULL},
     {"hll-sparse-max-bytes", NULL, T_MEM, &hll_sparse_max_bytes, 0, LONG_MAX, 0, NULL, NULL, NULL},
     {"save", NULL, T_SPECIAL, &cfg.save, 0, 0, 0, NULL, set_save, get_str},
+    /* TLS (net/tls.c).  Strings: "" is unset.  tls-auth-clients applies to
+     * the next connections (no rebuild), as in Redis; tls-replication and
+     * tls-cluster are stored for replication and the cluster bus. */
+    {"tls-port", NULL, T_INT, &tls_cfg.port, 0, 65535, TLS_LISTEN, NULL, NULL, NULL},
+    {"tls-cert-file", NULL, T_STR, &tls_cfg.cert_file, 0, 0, TLS_CTX, NULL, NULL, NULL},
+    {"tls-key-file", NULL, T_STR, &tls_cfg.key_file, 0, 0, TLS_CTX, NULL, NULL, NULL},
+    {"tls-key-file-pass", NULL, T_STR, &tls_cfg.key_file_pass, 0, 0, TLS_CTX | SENSITIVE, NULL, NULL, NULL},
+    {"tls-client-cert-file", NULL, T_STR, &tls_cfg.client_cert_file, 0, 0, TLS_CTX, NULL, NULL, NULL},
+    {"tls-client-key-file", NULL, T_STR, &tls_cfg.client_key_file, 0, 0, TLS_CTX, NULL, NULL, NULL},
+    {"tls-client-key-file-pass", NULL, T_STR, &tls_cfg.client_key_file_pass, 0, 0, TLS_CTX | SENSITIVE, NULL, NULL, NULL},
+    {"tls-dh-params-file", NULL, T_STR, &tls_cfg.dh_params_file, 0, 0, TLS_CTX, NULL, NULL, NULL},
+    {"tls-ca-cert-file", NULL, T_STR, &tls_cfg.ca_cert_file, 0, 0, TLS_CTX, NULL, NULL, NULL},
+    {"tls-ca-cert-dir", NULL, T_STR, &tls_cfg.ca_cert_dir, 0, 0, TLS_CTX, NULL, NULL, NULL},
+    {"tls-protocols", NULL, T_STR, &tls_cfg.protocols, 0, 0, TLS_CTX, NULL, NULL, NULL},
+    {"tls-ciphers", NULL, T_STR, &tls_cfg.ciphers, 0, 0, TLS_CTX, NULL, NULL, NULL},
+    {"tls-ciphersuites", NULL, T_STR, &tls_cfg.ciphersuites, 0, 0, TLS_CTX, NULL, NULL, NULL},
+    {"tls-auth-clients", NULL, T_ENUM, &tls_cfg.auth_clients, 0, 0, 0, tls_auth_modes, NULL, NULL},
+    {"tls-cluster", NULL, T_BOOL, &tls_cfg.cluster, 0, 1, TLS_CTX, NULL, NULL, NULL},
+    {"tls-replication", NULL, T_BOOL, &tls_cfg.replication, 0, 1, TLS_CTX, NULL, NULL, NULL},
+    {"tls-prefer-server-ciphers", NULL, T_BOOL, &tls_cfg.prefer_server_ciphers, 0, 1, TLS_CTX, NULL, NULL, NULL},
+    {"tls-session-caching", NULL, T_BOOL, &tls_cfg.session_caching, 0, 1, TLS_CTX, NULL, NULL, NULL},
+    {"tls-session-cache-size", NULL, T_INT, &tls_cfg.session_cache_size, 0, INT_MAX, TLS_CTX, NULL, NULL, NULL},
+    {"tls-session-cache-timeout", NULL, T_INT, &tls_cfg.session_cache_timeout, 0, INT_MAX, TLS_CTX, NULL, NULL, NULL},
 #include "compat.tab"
     {"rdbcompression", NULL, T_BOOL, &cfg.rdbcompression, 0, 1, 0, NULL, NULL, NULL},
     {"rdbchecksum", NULL, T_BOOL, &cfg.rdbchecksum, 0, 1, 0, NULL, NULL, NULL},
@@ -451,6 +484,13 @@ static int set_bind(const struct param *p, int argc, char **argv, char *err, siz
         return -1;
     }
     if (nworkers > 0 && strcmp(joined, cfg.bind) != 0 && workers_rebind(joined, cfg.port) < 0) {
+        snprintf(err, errlen, "Failed to bind to specified addresses.");
+        return -1;
+    }
+    /* The TLS listeners move with the TCP ones (back if they cannot). */
+    int tport = __atomic_load_n(&tls_cfg.port, __ATOMIC_RELAXED);
+    if (nworkers > 0 && tport && strcmp(joined, cfg.bind) != 0 && workers_rebind_tls(joined, tport, tport) < 0) {
+        (void)workers_rebind(cfg.bind, cfg.port);
         snprintf(err, errlen, "Failed to bind to specified addresses.");
         return -1;
     }
@@ -727,8 +767,10 @@ static int param_set(const struct param *p, int argc, char **argv, int apply, ch
         if (apply) {
             char **sp = p->ptr;
             retire(*sp);
-            if (p->ptr == &cfg.requirepass)
+            if (p->ptr == &cfg.requirepass) {
                 *sp = v[0] ? hk_strdup(v) : NULL;
+                acl_set_requirepass(*sp); /* the default user's password (cmd/acl.h) */
+            }
             else
                 *sp = hk_strdup(v);
         }
@@ -739,7 +781,7 @@ static int param_set(const struct param *p, int argc, char **argv, int apply, ch
                 if (p->enums == oom_adj_modes && i == 2)
                     i = 1; /* "relative" is "yes" */
                 if (apply)
-                    *(int *)p->ptr = i;
+                    __atomic_store_n((int *)p->ptr, i, __ATOMIC_RELAXED); /* tls-auth-clients: read at accept */
                 return 0;
             }
         }
@@ -992,6 +1034,7 @@ void config_command(struct client *c)
          * apply fails (a port already in use), every parameter applied
          * before it gets its old value back, as Redis rolls back. */
         char **olds = ok ? hk_calloc(sizeof(char *) * (size_t)npairs) : NULL;
+        int old_tls_port = __atomic_load_n(&tls_cfg.port, __ATOMIC_RELAXED);
         for (int k = 0; ok && k < npairs; k++) {
             char cur[1024];
             param_get(ps[k], cur, sizeof(cur));
@@ -1001,6 +1044,29 @@ void config_command(struct client *c)
                 ok = 0;
                 char e2[256];
                 for (int q = k - 1; q >= 0; q--)
+                    (void)param_set(ps[q], 1, &olds[q], 1, e2, sizeof(e2));
+            }
+        }
+        /* TLS: the context and the listeners follow the new tls-* values
+         * once, every value of the call being in (net/tls.h tls_apply);
+         * if that fails, all the values go back, as Redis restores them
+         * when an apply function fails. */
+        int tls_ctx_k = -1, tls_port_k = -1;
+        for (int k = 0; ok && k < npairs; k++) {
+            if ((ps[k]->flags & TLS_CTX) && tls_ctx_k < 0)
+                tls_ctx_k = k;
+            if ((ps[k]->flags & TLS_LISTEN) && tls_port_k < 0)
+                tls_port_k = k;
+        }
+        if (tls_ctx_k >= 0 || tls_port_k >= 0) {
+            int rc = tls_apply(tls_ctx_k >= 0, tls_port_k >= 0, old_tls_port, err, sizeof(err));
+            if (rc < 0) {
+                const char *name = ps[rc == -1 || tls_port_k < 0 ? tls_ctx_k : tls_port_k]->name;
+                log_msg(LL_WARNING, "CONFIG SET: the new %s could not be applied; the previous settings are back", name);
+                reply_errorf(&c->out, "ERR CONFIG SET failed (possibly related to argument '%s') - %s", name, err);
+                ok = 0;
+                char e2[256];
+                for (int q = npairs - 1; q >= 0; q--)
                     (void)param_set(ps[q], 1, &olds[q], 1, e2, sizeof(e2));
             }
         }
@@ -1223,6 +1289,7 @@ static int config_rewrite_file(const char *path, char *err, size_t errlen)
     int **where = hk_calloc(sizeof(int *) * (size_t)NPARAMS); /* old line numbers per param, -1 ended */
     int *nwhere = hk_calloc(sizeof(int) * (size_t)NPARAMS);
     int signed_already = 0, rc = -1;
+    int *uwhere = NULL, nuwhere = 0; /* old "user" lines (ACL users, cmd/acl.h) */
     FILE *f = fopen(path, "r");
     if (!f && errno != ENOENT) {
         snprintf(err, errlen, "%s", strerror(errno));
@@ -1260,6 +1327,9 @@ static int config_rewrite_file(const char *path, char *err, size_t errlen)
             if (pi >= 0) {
                 where[pi] = hk_realloc(where[pi], sizeof(int) * (size_t)(nwhere[pi] + 1));
                 where[pi][nwhere[pi]++] = r.n;
+            } else if (!strcasecmp(word, "user")) {
+                uwhere = hk_realloc(uwhere, sizeof(int) * (size_t)(nuwhere + 1));
+                uwhere[nuwhere++] = r.n;
             }
             rw_add(&r, hk_strdup(s));
         }
@@ -1299,6 +1369,32 @@ static int config_rewrite_file(const char *path, char *err, size_t errlen)
             hk_free(r.l[where[i][used]]);
             r.l[where[i][used]] = hk_strdup("");
         }
+    }
+    {
+        /* ACL users, as Redis: every user as a "user" line, or none when
+         * an aclfile holds them. */
+        char **ul = NULL;
+        int nu = acl_filename && acl_filename[0] ? 0 : acl_user_lines(&ul), used = 0;
+        for (int k = 0; k < nu; k++) {
+            if (used < nuwhere) {
+                int at = uwhere[used++];
+                hk_free(r.l[at]);
+                r.l[at] = ul[k];
+            } else {
+                if (!signed_already) {
+                    rw_add(&r, hk_strdup(REWRITE_SIGNATURE));
+                    signed_already = 1;
+                }
+                rw_add(&r, ul[k]);
+            }
+        }
+        hk_free(ul);
+        for (; used < nuwhere; used++) {
+            hk_free(r.l[uwhere[used]]);
+            r.l[uwhere[used]] = hk_strdup("");
+        }
+        hk_free(uwhere);
+        uwhere = NULL;
     }
     {
         /* Write next to the file, then rename over it. */
@@ -1357,5 +1453,6 @@ out:
         hk_free(where[i]);
     hk_free(where);
     hk_free(nwhere);
+    hk_free(uwhere);
     return rc;
 }

@@ -43,6 +43,7 @@ struct worker;
 struct cmd;
 struct waiter;
 struct dict;
+struct acl_user;
 
 struct client {
     int fd;
@@ -86,6 +87,14 @@ struct client {
     size_t cev_mem;                     /* net/client_evict.c: bytes this client was last counted at */
     struct client *pp_prev, *pp_next;   /* cmd/pause.c: its worker's postponed clients */
     struct monitor *mon;                /* cmd/monitor.c: MONITOR state (NULL: not a monitor) */
+    struct acl_user *acl_user;          /* cmd/acl.c: its ACL user (a reference; NULL until its first command) */
+    unsigned char acl_fast;             /* cmd/acl.c: its user may run everything: no ACL check */
+    /* TLS (net/tls.h): the connection's SSL, NULL for plain TCP and Unix
+     * clients (a TLS client is one with c->tls set); tls_flags: its
+     * handshake and which readiness a read or write waits for (TLSF_* in
+     * net/worker.c). */
+    void *tls;
+    unsigned tls_flags;
 };
 
 extern atomic_int connected_clients;

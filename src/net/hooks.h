@@ -46,6 +46,10 @@ struct net_hooks {
     size_t (*client_mem)(const struct client *c);
     /* Number of command-table rows (sizes the per-worker command stats). */
     int (*ncommands)(void);
+    /* Whether the default user needs no password (protected mode then
+     * refuses non-local connections, as Redis checks the default user's
+     * nopass flag rather than requirepass). */
+    int (*default_nopass)(void);
 };
 extern struct net_hooks net_hooks;
 /* Install the hooks (start-up, before workers_start(); every member must

@@ -45,6 +45,7 @@
 #include "../server.h"
 #include "client_evict.h"
 #include "hooks.h"
+#include "tls.h"
 #include "worker.h"
 
 /* ------------------------------------------------------------ hooks --- */
@@ -77,6 +78,10 @@ static int hook_ncommands_none(void)
 {
     return 0;
 }
+static int hook_default_nopass(void)
+{
+    return cfg.requirepass == NULL;
+}
 static void hook_reply_barrier_nop(void)
 {
 }
@@ -90,6 +95,7 @@ struct net_hooks net_hooks = {
     .cron = hook_worker_nop,
     .ncommands = hook_ncommands_none,
     .client_mem = hook_client_mem_none,
+    .default_nopass = hook_default_nopass,
 };
 atomic_int net_reply_barrier_on;
 void (*net_reply_barrier)(void) = hook_reply_barrier_nop;
@@ -109,6 +115,20 @@ static char qbuf_none[1];
 #define TAG_LISTEN 1
 #define TAG_EVENT 2
 #define TAG_UNIX 3 /* the Unix-domain listener (unix_lfd) */
+/* Listeners: 8 + i for lfds[i], TAG_TLS_LISTEN + i for tls_lfds[i]. */
+#define TAG_TLS_LISTEN 32
+
+/* c->tls_flags of a TLS client (net/tls.h; docs/architecture.md, "TLS"). */
+#define TLSF_HANDSHAKE 0x01       /* handshake not finished: no command is read yet */
+#define TLSF_HS_WANT_WRITE 0x02   /* ... and it waits for the socket to take output */
+#define TLSF_READ_WANT_WRITE 0x04 /* SSL_read needs the socket writable first */
+#define TLSF_WRITE_WANT_READ 0x08 /* SSL_write needs the socket readable first */
+#define TLSF_DENY 0x10            /* protected mode: refused once the handshake is done */
+#define TLSF_FATAL 0x20           /* failed or closed by the peer: no close_notify */
+/* Plaintext bytes of a full TLS record, and what one client may read in a
+ * loop turn (a big bulk streams at this pace between other clients). */
+#define TLS_RECORD_MAX 16384
+#define TLS_READ_BUDGET (1024 * 1024)
 
 struct job {
     void (*fn)(struct worker *, void *);
@@ -131,10 +151,33 @@ static inline int is_tag(uint64_t d)
     return d < 64;
 }
 
+/* A TLS client waits for what OpenSSL asked for: during the handshake
+ * only the readiness the handshake wants; a read that needs to write first
+ * waits for EPOLLOUT (not EPOLLIN, which unread input would keep firing),
+ * a write that needs to read first for EPOLLIN. */
+static unsigned tls_events(const struct client *c, unsigned e)
+{
+    unsigned f = c->tls_flags;
+    if (f & TLSF_HANDSHAKE)
+        return f & TLSF_HS_WANT_WRITE ? EPOLLOUT : EPOLLIN;
+    if (f & TLSF_READ_WANT_WRITE)
+        e = (e & ~(unsigned)EPOLLIN) | EPOLLOUT;
+    if (f & TLSF_WRITE_WANT_READ)
+        e = (e & ~(unsigned)EPOLLOUT) | EPOLLIN;
+    return e;
+}
+
+/* The epoll events c waits for. */
+static unsigned ep_events(const struct client *c)
+{
+    unsigned e = (c->flags & CF_READ_PAUSED ? 0 : EPOLLIN) | (c->flags & CF_WANT_WRITE ? EPOLLOUT : 0);
+    return HK_UNLIKELY(c->tls != NULL) ? tls_events(c, e) : e;
+}
+
 static void ep_mod(struct client *c)
 {
     struct epoll_event ev;
-    ev.events = (c->flags & CF_READ_PAUSED ? 0 : EPOLLIN) | (c->flags & CF_WANT_WRITE ? EPOLLOUT : 0);
+    ev.events = ep_events(c);
     ev.data.ptr = c;
     epoll_ctl(c->w->epfd, EPOLL_CTL_MOD, c->fd, &ev);
 }
@@ -201,7 +244,25 @@ char *net_unixsocket;
 int net_unixsocketperm;
 static int unix_lfd = -1;
 
-static void client_new(struct worker *w, int fd, const struct sockaddr_storage *sa)
+static const char protected_denied[] =
+    "-DENIED Running in protected mode because protected mode is enabled and no password is set for the default user. "
+    "In this mode connections are only accepted from the loopback interface. If you want to connect from external "
+    "computers, you may adopt one of the following solutions: 1) Just disable protected mode sending the command "
+    "'CONFIG SET protected-mode no' from the loopback interface by connecting to the server from the same host the "
+    "server is running, however MAKE SURE the server is not publicly accessible from internet if you do so. Use "
+    "CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by "
+    "editing the configuration file, and setting the protected mode option to 'no', and then restarting the server. "
+    "3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. "
+    "4) Set up an authentication password for the default user. NOTE: You only need to do one of the above things "
+    "in order for the server to start accepting connections from the outside.\r\n";
+
+static void client_read(struct client *c);
+
+/* A connection accepted on a TCP (tls 0) or TLS (tls 1) listener, or the
+ * Unix socket.  A TLS client is refused as Redis refuses it: over the
+ * limit the socket just closes (no handshake was made, nothing can be
+ * said); protected mode answers -DENIED once the handshake is done. */
+static void client_new(struct worker *w, int fd, const struct sockaddr_storage *sa, int tls)
 {
     struct client *c;
     struct sockaddr_storage la;
@@ -217,23 +278,26 @@ static void client_new(struct worker *w, int fd, const struct sockaddr_storage *
     if (nc >= cfg.maxclients || nc >= atomic_load_explicit(&fd_room, memory_order_relaxed)) {
         atomic_fetch_sub(&connected_clients, 1);
         STAT_ADD(w->stats.rejected_conns, 1);
-        refuse(fd, "-ERR max number of clients reached\r\n");
+        if (tls)
+            close(fd);
+        else
+            refuse(fd, "-ERR max number of clients reached\r\n");
         return;
     }
     int is_unix = sa->ss_family == AF_UNIX; /* always local, as in Redis */
-    if (cfg.protected_mode && !cfg.requirepass && !is_unix && !is_loopback(sa)) {
+    int deny = cfg.protected_mode && !is_unix && !is_loopback(sa) && net_hooks.default_nopass();
+    if (deny && !tls) {
         atomic_fetch_sub(&connected_clients, 1);
         STAT_ADD(w->stats.rejected_conns, 1);
-        refuse(fd, "-DENIED Running in protected mode because protected mode is enabled and no password is set for the default user. "
-                   "In this mode connections are only accepted from the loopback interface. If you want to connect from external "
-                   "computers, you may adopt one of the following solutions: 1) Just disable protected mode sending the command "
-                   "'CONFIG SET protected-mode no' from the loopback interface by connecting to the server from the same host the "
-                   "server is running, however MAKE SURE the server is not publicly accessible from internet if you do so. Use "
-                   "CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by "
-                   "editing the configuration file, and setting the protected mode option to 'no', and then restarting the server. "
-                   "3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. "
-                   "4) Set up an authentication password for the default user. NOTE: You only need to do one of the above things "
-                   "in order for the server to start accepting connections from the outside.\r\n");
+        refuse(fd, protected_denied);
+        return;
+    }
+    void *ssl = NULL;
+    if (tls && !(ssl = tls_conn_new(fd))) {
+        atomic_fetch_sub(&connected_clients, 1);
+        STAT_ADD(w->stats.rejected_conns, 1);
+        log_msg(LL_WARNING, "TLS connection refused: no TLS context");
+        close(fd);
         return;
     }
     if (!is_unix) {
@@ -245,6 +309,9 @@ static void client_new(struct worker *w, int fd, const struct sockaddr_storage *
     c = hk_calloc(sizeof(*c));
     c->fd = fd;
     c->w = w;
+    c->tls = ssl;
+    if (ssl)
+        c->tls_flags = TLSF_HANDSHAKE | (deny ? TLSF_DENY : 0);
     c->id = atomic_fetch_add(&next_client_id, 1);
     c->qcap = QBUF_CHUNK;
     c->qbuf = hk_malloc(c->qcap);
@@ -281,6 +348,14 @@ static void client_new(struct worker *w, int fd, const struct sockaddr_storage *
     ev.events = EPOLLIN;
     ev.data.ptr = c;
     epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev);
+    /* The ClientHello is usually in already: start the handshake now
+     * rather than after another epoll turn.  The client runs on another
+     * core meanwhile, so the handshake may even finish within this call,
+     * its first request read along (read-ahead) where epoll will never
+     * report it: client_read goes on to read and run it, as after any
+     * handshake step. */
+    if (ssl)
+        client_read(c);
 }
 
 static void pending_unlink(struct client *c)
@@ -355,6 +430,8 @@ void client_close(struct client *c)
     if (c->flags & CF_PENDING_PUSH)
         push_unlink(c);
     epoll_ctl(w->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    if (c->tls) /* a close_notify first, unless the connection failed */
+        tls_conn_free(c->tls, !(c->tls_flags & (TLSF_FATAL | TLSF_HANDSHAKE)));
     close(c->fd);
     if (accept_spare_fd < 0 && cur_worker == w) /* lost to a race at EMFILE: take this one */
         accept_spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -417,6 +494,33 @@ int client_is_local(const struct client *c)
     return 0;
 }
 
+/* SSL_write of c's pending output, as write(2) would answer: bytes, or
+ * -1 with errno EAGAIN (would block: the want is noted for ep_mod) or
+ * EPIPE (failed). */
+static ssize_t tls_write_some(struct client *c)
+{
+    int want = 0;
+    ssize_t n = tls_conn_write(c->tls, c->out.buf + c->sent, c->out.len - c->sent, &want);
+    if (n > 0) {
+        if (HK_UNLIKELY(c->tls_flags & TLSF_WRITE_WANT_READ)) {
+            c->tls_flags &= ~TLSF_WRITE_WANT_READ;
+            ep_mod(c);
+        }
+        return n;
+    }
+    if (n == 0) {
+        if (want == TLS_WANT_READ && !(c->tls_flags & TLSF_WRITE_WANT_READ)) {
+            c->tls_flags |= TLSF_WRITE_WANT_READ;
+            ep_mod(c);
+        }
+        errno = EAGAIN;
+        return -1;
+    }
+    c->tls_flags |= TLSF_FATAL;
+    errno = EPIPE;
+    return -1;
+}
+
 /* Write what is pending.  Returns -1 if the client was closed. */
 static int client_write(struct client *c)
 {
@@ -425,7 +529,7 @@ static int client_write(struct client *c)
      * group commit already covered them (persist/aof.h). */
     net_before_reply();
     while (c->sent < c->out.len) {
-        ssize_t n = write(c->fd, c->out.buf + c->sent, c->out.len - c->sent);
+        ssize_t n = HK_UNLIKELY(c->tls != NULL) ? tls_write_some(c) : write(c->fd, c->out.buf + c->sent, c->out.len - c->sent);
         STAT_ADD(c->w->stats.writes, 1);
         if (n > 0) {
             c->sent += (size_t)n;
@@ -703,8 +807,116 @@ static int read_done(struct client *c, ssize_t n)
     return 1;
 }
 
+/* One step of c's TLS handshake (it started at accept): 1 done, 0 not yet
+ * (c waits for the readiness OpenSSL asked for), -1 failed and c closed.
+ * A client protected mode refuses gets its -DENIED now, over TLS. */
+static int tls_handshake(struct client *c)
+{
+    char err[256];
+    int want = 0;
+    unsigned old = ep_events(c);
+    int r = tls_conn_accept(c->tls, &want, err, sizeof(err));
+    if (r < 0) {
+        log_msg(LL_VERBOSE, "TLS handshake failed: %s (addr=%s laddr=%s)", err, c->addr, c->laddr);
+        c->tls_flags |= TLSF_FATAL;
+        client_close(c);
+        return -1;
+    }
+    if (r == 0) {
+        if (want == TLS_WANT_WRITE)
+            c->tls_flags |= TLSF_HS_WANT_WRITE;
+        else
+            c->tls_flags &= ~TLSF_HS_WANT_WRITE;
+    } else {
+        c->tls_flags &= ~(TLSF_HANDSHAKE | TLSF_HS_WANT_WRITE);
+    }
+    if (ep_events(c) != old)
+        ep_mod(c);
+    if (r == 1 && (c->tls_flags & TLSF_DENY)) {
+        STAT_ADD(c->w->stats.rejected_conns, 1);
+        reply_raw(&c->out, protected_denied, sizeof(protected_denied) - 1);
+        c->flags |= CF_CLOSE_AFTER_REPLY;
+        client_output_ready(c);
+    }
+    return r;
+}
+
+/* A TLS client's turn to read: the event it waits for came (epoll) or a
+ * busy script serves it.  During the handshake that is the next step of
+ * the handshake (and, once done, the request that may have come with it).
+ * Reads go through SSL_read into the query buffer, one record per call;
+ * the loop goes on while OpenSSL holds bytes it already took from the
+ * socket (read-ahead, or a record bigger than the room), since epoll would
+ * never report those, and while full records stream in (a big value), up
+ * to TLS_READ_BUDGET per turn.  1: new input to run; 0: none; -1: closed. */
+static int tls_read(struct client *c)
+{
+    if (c->tls_flags & TLSF_HANDSHAKE) {
+        int r = tls_handshake(c);
+        if (r <= 0)
+            return r;
+        if (c->flags & CF_CLOSE_AFTER_REPLY)
+            return 0; /* refused (protected mode) */
+    }
+    if (HK_UNLIKELY(c->tls_flags & TLSF_READ_WANT_WRITE)) {
+        c->tls_flags &= ~TLSF_READ_WANT_WRITE;
+        ep_mod(c);
+    }
+    size_t total = 0;
+    int got = 0;
+    for (;;) {
+        size_t room = read_prep(c);
+        int want = 0;
+        ssize_t n = tls_conn_read(c->tls, c->qbuf + c->qlen, room, &want);
+        if (n > 0) {
+            if (read_done(c, n) < 0)
+                return -1;
+            got = 1;
+            total += (size_t)n;
+            if (tls_conn_has_pending(c->tls))
+                continue;
+            if ((size_t)n < TLS_RECORD_MAX || total >= TLS_READ_BUDGET)
+                break;
+            continue;
+        }
+        if (n == 0) {
+            read_done(c, -EAGAIN);
+            if (want == TLS_WANT_WRITE) {
+                c->tls_flags |= TLSF_READ_WANT_WRITE;
+                ep_mod(c);
+            }
+            break;
+        }
+        c->tls_flags |= TLSF_FATAL;
+        read_done(c, 0); /* closes */
+        return -1;
+    }
+    return got;
+}
+
+/* Whether an epoll event makes a TLS client's read turn (tls_read). */
+static int tls_read_event(const struct client *c, unsigned events)
+{
+    if (c->tls_flags & (TLSF_HANDSHAKE | TLSF_READ_WANT_WRITE))
+        return 1;
+    return (events & EPOLLIN) && !(c->flags & CF_READ_PAUSED);
+}
+
+/* Whether an epoll event makes a client's write turn (client_write). */
+static int write_event(const struct client *c, unsigned events)
+{
+    if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))
+        return 1;
+    return c->tls && (c->tls_flags & TLSF_WRITE_WANT_READ) && (events & EPOLLIN);
+}
+
 static void client_read(struct client *c)
 {
+    if (c->tls) {
+        if (tls_read(c) == 1)
+            process_input(c);
+        return;
+    }
     size_t room = read_prep(c);
     ssize_t n = read(c->fd, c->qbuf + c->qlen, room);
     if (read_done(c, n < 0 ? -errno : n) == 1)
@@ -827,6 +1039,14 @@ static void turn_io(struct ring_op *ops, int n)
     for (int i = 0; i < n; i++) {
         struct client *c = ops[i].c;
         ops[i].state = 0;
+        if (HK_UNLIKELY(c->tls != NULL)) {
+            /* TLS reads take the plain path (SSL_read, tls_read) below. */
+            if (tls_read_event(c, ops[i].events)) {
+                ops[i].state = 1;
+                ops[i].res = RING_NOT_RUN;
+            }
+            continue;
+        }
         if (!(ops[i].events & EPOLLIN) || (c->flags & CF_READ_PAUSED))
             continue;
         ops[i].state = 1;
@@ -846,6 +1066,11 @@ static void turn_io(struct ring_op *ops, int n)
             continue;
         struct client *c = ops[i].c;
         ssize_t r = ops[i].res;
+        if (HK_UNLIKELY(c->tls != NULL)) {
+            int rc = tls_read(c);
+            ops[i].state = rc < 0 ? -1 : rc == 1 ? 2 : 0;
+            continue;
+        }
         if (r == RING_NOT_RUN) {
             r = read(c->fd, c->qbuf + c->qlen, c->qcap - c->qlen);
             if (r < 0)
@@ -862,7 +1087,7 @@ static void turn_io(struct ring_op *ops, int n)
         if (ops[i].state < 0)
             continue;
         ops[i].state = 0; /* taken (see worker_process_events_busy) */
-        if (ops[i].events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) {
+        if (write_event(c, ops[i].events)) {
             int rc = client_write(c);
             if (rc < 0)
                 continue;
@@ -881,8 +1106,9 @@ static void turn_io(struct ring_op *ops, int n)
  * the connection, refuses it with Redis's maxclients error and reopens the
  * spare.  Without a spare (another thread took the descriptor meanwhile)
  * the listener leaves epoll until the next cron tick (accept_rearm). */
-static _Thread_local unsigned accept_paused; /* bit i: w->lfds[i] off epoll; bit 31: unix_lfd */
+static _Thread_local unsigned accept_paused; /* bit i: w->lfds[i] off epoll; bit 16 + i: w->tls_lfds[i]; bit 31: unix_lfd */
 #define UNIX_PAUSED (1u << 31)
+#define TLS_PAUSED_BIT 16
 
 static void unix_listen_arm(struct worker *w)
 {
@@ -913,10 +1139,18 @@ static void accept_rearm(struct worker *w)
         ev.data.u64 = (uint64_t)(8 + i);
         epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->lfds[i], &ev); /* EEXIST after a rebind: fine */
     }
+    for (int i = 0; accept_paused && i < w->ntls_lfd && i < 15; i++) {
+        if (!(accept_paused & (1u << (TLS_PAUSED_BIT + i))))
+            continue;
+        struct epoll_event ev;
+        ev.events = EPOLLIN;
+        ev.data.u64 = (uint64_t)(TAG_TLS_LISTEN + i);
+        epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->tls_lfds[i], &ev);
+    }
     accept_paused = 0;
 }
 
-static void do_accept(struct worker *w, int lfd)
+static void do_accept(struct worker *w, int lfd, int tls)
 {
     if (accept_spare_fd < 0)
         accept_spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -935,7 +1169,10 @@ static void do_accept(struct worker *w, int lfd)
                 e = fd < 0 ? errno : 0;
                 if (fd >= 0) {
                     STAT_ADD(w->stats.rejected_conns, 1);
-                    refuse(fd, "-ERR max number of clients reached\r\n");
+                    if (tls)
+                        close(fd); /* no handshake: nothing can be said */
+                    else
+                        refuse(fd, "-ERR max number of clients reached\r\n");
                 }
                 accept_spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
                 if (fd >= 0)
@@ -949,15 +1186,32 @@ static void do_accept(struct worker *w, int lfd)
                 return;
             }
             for (int j = 0; j < w->nlfd; j++) {
-                if (w->lfds[j] == lfd && j < 31) {
+                if (w->lfds[j] == lfd && j < 16) {
                     epoll_ctl(w->epfd, EPOLL_CTL_DEL, lfd, NULL);
                     accept_paused |= 1u << j;
                 }
             }
+            for (int j = 0; j < w->ntls_lfd; j++) {
+                if (w->tls_lfds[j] == lfd && j < 15) {
+                    epoll_ctl(w->epfd, EPOLL_CTL_DEL, lfd, NULL);
+                    accept_paused |= 1u << (TLS_PAUSED_BIT + j);
+                }
+            }
             return;
         }
-        client_new(w, fd, &sa);
+        client_new(w, fd, &sa, tls);
     }
+}
+
+/* A listener's epoll tag: accept on it. */
+static void accept_tag(struct worker *w, uint64_t d)
+{
+    if (d == TAG_UNIX)
+        do_accept(w, unix_lfd, 0);
+    else if (d >= TAG_TLS_LISTEN)
+        do_accept(w, w->tls_lfds[d - TAG_TLS_LISTEN], 1);
+    else
+        do_accept(w, w->lfds[d - 8], 0);
 }
 
 /* The job queue is FIFO and run_jobs() pops one job at a time, so a job
@@ -1089,7 +1343,7 @@ static void ring_send(struct ring_op *ops, int n)
     for (int i = 0; i < n; i++) {
         struct client *c = ops[i].c;
         ops[i].state = 0;
-        if (c->sent < c->out.len) {
+        if (c->sent < c->out.len && !c->tls) { /* TLS: SSL_write in client_write */
             struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
             io_uring_prep_send(sqe, c->fd, c->out.buf + c->sent, c->out.len - c->sent, MSG_DONTWAIT | MSG_NOSIGNAL);
             sqe->user_data = (uint64_t)i;
@@ -1171,23 +1425,23 @@ void worker_process_events_busy(struct worker *w, struct client *running)
         if (is_tag(d)) {
             if (d == TAG_EVENT)
                 run_jobs(w);
-            else if (d == TAG_UNIX)
-                do_accept(w, unix_lfd);
             else
-                do_accept(w, w->lfds[d - 8]);
+                accept_tag(w, d);
             continue;
         }
         struct client *c = evs[i].data.ptr;
         if (c == running || (c->flags & CF_CLOSE_ASAP))
             continue;
-        if (evs[i].events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) {
+        if (write_event(c, evs[i].events)) {
             int rc = client_write(c);
             if (rc < 0 || (c->flags & CF_CLOSE_ASAP))
                 continue;
             if (rc == 1)
                 process_input(c);
         }
-        if ((evs[i].events & EPOLLIN) && !(c->flags & (CF_READ_PAUSED | CF_CLOSE_ASAP)))
+        if (c->flags & CF_CLOSE_ASAP)
+            continue;
+        if (c->tls ? tls_read_event(c, evs[i].events) : (evs[i].events & EPOLLIN) && !(c->flags & CF_READ_PAUSED))
             client_read(c);
     }
     /* Input the outer turn read for its later clients (turn_io). */
@@ -1441,10 +1695,8 @@ static void *worker_main(void *arg)
             if (is_tag(d)) {
                 if (d == TAG_EVENT)
                     run_jobs(w);
-                else if (d == TAG_UNIX)
-                    do_accept(w, unix_lfd);
                 else
-                    do_accept(w, w->lfds[d - 8]);
+                    accept_tag(w, d);
                 continue;
             }
             ops[nops].c = evs[i].data.ptr;
@@ -1663,6 +1915,50 @@ static int unix_listen_open(void)
     return 0;
 }
 
+/* The TLS listeners at start-up: tls-port on every bind address, one
+ * SO_REUSEPORT socket per worker, probed first as the TCP ones are
+ * (0, or -1 logged). */
+static int tls_listen_start(int n)
+{
+    int port = tls_cfg.port;
+    char *addrs = hk_strdup(cfg.bind), *save = NULL, *a;
+    for (a = port ? strtok_r(addrs, " ", &save) : NULL; a; a = strtok_r(NULL, " ", &save)) {
+        const char *addr = a[0] == '-' ? a + 1 : a;
+        int probe = probe_addr(addr, port);
+        if (probe < 0) {
+            int e = errno;
+            log_msg(LL_WARNING, "Warning: Could not create server TLS listening socket %s:%d: %s", addr, port, strerror(e));
+            if (a[0] == '-' && optional_skip(e))
+                continue;
+            hk_free(addrs);
+            return -1;
+        }
+        for (int i = 0; i < n; i++) {
+            struct worker *w = &workers[i];
+            int fd = listen_one(addr, port);
+            if (fd < 0 || w->ntls_lfd == 16) {
+                int e = fd < 0 ? errno : EMFILE;
+                if (fd >= 0)
+                    close(fd);
+                if (a[0] == '-' && optional_skip(e))
+                    break;
+                log_msg(LL_WARNING, "Warning: Could not create server TLS listening socket %s:%d: %s", addr, port, strerror(e));
+                close(probe);
+                hk_free(addrs);
+                return -1;
+            }
+            struct epoll_event ev;
+            ev.events = EPOLLIN;
+            ev.data.u64 = (uint64_t)(TAG_TLS_LISTEN + w->ntls_lfd);
+            w->tls_lfds[w->ntls_lfd++] = fd;
+            epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev);
+        }
+        close(probe);
+    }
+    hk_free(addrs);
+    return 0;
+}
+
 int workers_start(int n)
 {
     char *addrs = hk_strdup(cfg.bind), *save = NULL, *a;
@@ -1687,6 +1983,18 @@ int workers_start(int n)
         ev.events = EPOLLIN;
         ev.data.u64 = TAG_EVENT;
         epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->efd, &ev);
+    }
+    /* TLS: the context first (a bad certificate stops the start-up, as in
+     * Redis), then the listeners, before the TCP ones: whoever sees the
+     * TCP port answer finds the TLS one listening too. */
+    if (tls_in_use() && tls_configure(0) < 0) {
+        log_msg(LL_WARNING, "Failed to configure TLS. Check logs for more info.");
+        hk_free(addrs);
+        return -1;
+    }
+    if (tls_listen_start(n) < 0) {
+        hk_free(addrs);
+        return -1;
     }
     /* port 0: no TCP listener at all, as in Redis (a Unix socket only). */
     for (a = cfg.port ? strtok_r(addrs, " ", &save) : NULL; a; a = strtok_r(NULL, " ", &save)) {
@@ -1725,7 +2033,7 @@ int workers_start(int n)
     hk_free(addrs);
     if (unix_listen_open() < 0)
         return -1;
-    if (!cfg.port && unix_lfd < 0) {
+    if (!cfg.port && !tls_cfg.port && unix_lfd < 0) {
         log_msg(LL_WARNING, "Configured to not listen anywhere, exiting.");
         return -1;
     }
@@ -1742,40 +2050,58 @@ int workers_start(int n)
 struct rebind_req {
     int (*fds)[16];
     int *nfds;
+    int tls; /* the TLS listeners (tls_lfds), not the TCP ones */
 };
 
 static void rebind_one(struct worker *w, void *arg)
 {
     struct rebind_req *r = arg;
     int id = w->id;
-    for (int i = 0; i < w->nlfd; i++) {
-        epoll_ctl(w->epfd, EPOLL_CTL_DEL, w->lfds[i], NULL);
-        close(w->lfds[i]);
+    int *lfds = r->tls ? w->tls_lfds : w->lfds, *nlfd = r->tls ? &w->ntls_lfd : &w->nlfd;
+    int tag = r->tls ? TAG_TLS_LISTEN : 8;
+    for (int i = 0; i < *nlfd; i++) {
+        epoll_ctl(w->epfd, EPOLL_CTL_DEL, lfds[i], NULL);
+        close(lfds[i]);
     }
-    w->nlfd = 0;
+    *nlfd = 0;
     for (int i = 0; i < r->nfds[id]; i++) {
         struct epoll_event ev;
         ev.events = EPOLLIN;
-        ev.data.u64 = (uint64_t)(8 + w->nlfd);
-        w->lfds[w->nlfd++] = r->fds[id][i];
+        ev.data.u64 = (uint64_t)(tag + *nlfd);
+        lfds[(*nlfd)++] = r->fds[id][i];
         epoll_ctl(w->epfd, EPOLL_CTL_ADD, r->fds[id][i], &ev);
     }
 }
 
+static int rebind_listeners(const char *bind, int port, int cur_port, int tls);
+
 int workers_rebind(const char *bind, int port)
+{
+    return rebind_listeners(bind, port, cfg.port, 0);
+}
+
+int workers_rebind_tls(const char *bind, int port, int old_port)
+{
+    return rebind_listeners(bind, port, old_port, 1);
+}
+
+/* bind:port for every worker (port 0: none), TCP or TLS; cur_port is the
+ * port these listeners have now. */
+static int rebind_listeners(const char *bind, int port, int cur_port, int tls)
 {
     struct rebind_req r;
     char *addrs = hk_strdup(bind), *save = NULL, *a;
     int ok = 1;
     r.fds = hk_calloc(sizeof(*r.fds) * (size_t)nworkers);
     r.nfds = hk_calloc(sizeof(int) * (size_t)nworkers);
-    /* port 0 closes the TCP listeners (Redis's CONFIG SET port 0). */
+    r.tls = tls;
+    /* port 0 closes the listeners (Redis's CONFIG SET port 0 / tls-port 0). */
     for (a = port ? strtok_r(addrs, " ", &save) : NULL; a && ok; a = strtok_r(NULL, " ", &save)) {
         const char *addr = a[0] == '-' ? a + 1 : a;
         /* A new port is probed as at start-up; on the current port our own
          * listeners would fail the probe (CONFIG SET bind). */
-        int probe = port && port != cfg.port ? probe_addr(addr, port) : -1;
-        if (port && port != cfg.port && probe < 0) {
+        int probe = port && port != cur_port ? probe_addr(addr, port) : -1;
+        if (port && port != cur_port && probe < 0) {
             if (a[0] == '-' && optional_skip(errno))
                 continue;
             ok = 0;

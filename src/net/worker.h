@@ -41,6 +41,8 @@ struct worker {
     long long next_cron_ms;
     long long now_us;                 /* clock read at the end of the last command */
     struct dict *ps_maps[3];          /* cmd/pubsub.c: name -> this worker's subscribers */
+    int tls_lfds[16];                 /* TLS listeners (tls-port), SO_REUSEPORT like lfds */
+    int ntls_lfd;
 };
 
 extern struct worker *workers;

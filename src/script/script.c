@@ -63,6 +63,7 @@
 #include "../base/log.h"
 #include "../base/mem.h"
 #include "../base/util.h"
+#include "../cmd/acl.h"
 #include "../cmd/errorstats.h"
 #include "../cmd/evict.h"
 #include "../cmd/multi.h"
@@ -705,6 +706,9 @@ static int redis_generic_call(lua_State *L, int raise)
         err = "This Redis command is not allowed from script";
     if (cmd && !err && r->ro && (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)))
         err = "Write commands are not allowed from read-only scripts.";
+    /* ACLs: the caller's user (cmd/acl.h), logged with context lua. */
+    if (cmd && !err && r->caller && !r->caller->acl_fast)
+        err = acl_check_script(r->caller, fc, cmd);
     /* Over maxmemory when the script's command started: a DENYOOM call is
      * refused until the script has written (a script is never stopped
      * half way through its writes), unless it declared allow-oom. */

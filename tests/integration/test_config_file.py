@@ -403,9 +403,9 @@ def test_hotkv_refuses_what_it_cannot_do(d):
     base = "port %d\ndir %s\n" % (free_port(), d)
     for line, msg in [
         ("cluster-enabled yes", "HotKV has no cluster mode"),
-        ("tls-port 6380", "HotKV has no TLS support"),
-        ("aclfile /etc/users.acl", "HotKV has no ACL users"),
-        ("user alice on >pw ~* +@all", "HotKV has no ACL users"),
+        ("tls-port 6380", "Failed to configure TLS"),  # no tls-cert-file: as Redis, the start-up stops
+        ("aclfile /nonexistent/users.acl", "Error loading ACLs, opening file '/nonexistent/users.acl'"),
+        ("user alice on >pw ~* +@all\naclfile /tmp/x.acl", "either an ACL file or declare users"),
         ("loadmodule /x/mod.so", "HotKV does not load Redis modules"),
         ("mymodule.param 1", "Module Configuration detected without loadmodule directive"),
         ("sentinel monitor m 127.0.0.1 6379 2", "sentinel directive while not in sentinel mode"),

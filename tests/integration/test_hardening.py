@@ -374,6 +374,28 @@ def test_protected_mode_off_or_password_allows_non_local(plain):
     assert c.call("PING") == "PONG"
 
 
+def test_protected_mode_follows_the_default_users_password(plain):
+    """Protected mode asks whether the default user has nopass (Redis 7),
+    so a password given with ACL SETUSER opens it, and nopass closes it."""
+    s = plain("--protected-mode", "yes")
+    local = s.resp()
+    assert local.call("ACL", "SETUSER", "default", ">pw") == "OK"
+    c = s.resp(src="127.0.0.2")
+    assert c.call("AUTH", "pw") == "OK" and c.call("PING") == "PONG"
+    assert local.call("ACL", "SETUSER", "default", "nopass") == "OK"
+    far = s.resp(src="127.0.0.2")
+    data = b""
+    try:
+        while True:
+            chunk = far.s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    except (socket.timeout, ConnectionResetError):
+        pass
+    assert data.startswith(b"-DENIED ")
+
+
 # ---------------------------------------------------------- finding 10
 
 def _second_on(port):

@@ -1,0 +1,456 @@
+/* tls.c - see tls.h.
+ *
+ * Two locks, neither on a request's path:
+ * - build_lock serialises context builds (two CONFIG SETs at once);
+ * - ctx_lock guards the installed context pointers: an accept takes it for
+ *   the SSL_new that references the context, an install for the swap.  The
+ *   old context is freed after the swap; OpenSSL frees it for real when
+ *   the last connection made from it is gone.
+ *
+ * OpenSSL's error queue is per thread.  Every path that fails empties it
+ * before returning, so the hot path (SSL_read/SSL_write that worked or
+ * would block) need not clear it first. */
+#include "tls.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <openssl/decoder.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include "../base/log.h"
+#include "../server.h"
+
+struct tls_settings tls_cfg;
+
+static pthread_mutex_t build_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
+static SSL_CTX *server_ctx; /* under ctx_lock */
+static SSL_CTX *client_ctx; /* outgoing links (replication, cluster): built, not used yet */
+
+void tls_settings_defaults(void)
+{
+    memset(&tls_cfg, 0, sizeof(tls_cfg));
+    tls_cfg.auth_clients = TLS_AUTH_YES;
+    tls_cfg.session_caching = 1;
+    tls_cfg.session_cache_size = 20 * 1024;
+    tls_cfg.session_cache_timeout = 300;
+}
+
+int tls_in_use(void)
+{
+    return __atomic_load_n(&tls_cfg.port, __ATOMIC_RELAXED) || __atomic_load_n(&tls_cfg.replication, __ATOMIC_RELAXED) ||
+           __atomic_load_n(&tls_cfg.cluster, __ATOMIC_RELAXED);
+}
+
+/* A configured string: NULL when unset or empty (Redis's
+ * EMPTY_STRING_IS_NULL). */
+static const char *opt(const char *s)
+{
+    return s && s[0] ? s : NULL;
+}
+
+/* The last OpenSSL error of this thread as text, queue emptied. */
+static void ssl_errstr(char *buf, size_t cap)
+{
+    unsigned long e = ERR_peek_last_error();
+    if (e)
+        ERR_error_string_n(e, buf, cap);
+    else
+        snprintf(buf, cap, "unknown error");
+    ERR_clear_error();
+}
+
+#define PROTO_TLS1 1
+#define PROTO_TLS11 2
+#define PROTO_TLS12 4
+#define PROTO_TLS13 8
+
+/* tls-protocols: a space-separated subset of TLSv1 TLSv1.1 TLSv1.2
+ * TLSv1.3 (any case); unset means TLSv1.2 and TLSv1.3, as in Redis. */
+static int parse_protocols(const char *s)
+{
+    char buf[256];
+    int v = 0;
+    if (!opt(s))
+        return PROTO_TLS12 | PROTO_TLS13;
+    if (strlen(s) >= sizeof(buf)) {
+        log_msg(LL_WARNING, "TLS: tls-protocols is too long");
+        return -1;
+    }
+    memcpy(buf, s, strlen(s) + 1);
+    for (char *save = NULL, *t = strtok_r(buf, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+        if (!strcasecmp(t, "tlsv1"))
+            v |= PROTO_TLS1;
+        else if (!strcasecmp(t, "tlsv1.1"))
+            v |= PROTO_TLS11;
+        else if (!strcasecmp(t, "tlsv1.2"))
+            v |= PROTO_TLS12;
+        else if (!strcasecmp(t, "tlsv1.3"))
+            v |= PROTO_TLS13;
+        else {
+            log_msg(LL_WARNING, "TLS: unknown protocol '%s' in tls-protocols (use TLSv1, TLSv1.1, TLSv1.2 and/or TLSv1.3)", t);
+            return -1;
+        }
+    }
+    return v ? v : PROTO_TLS12 | PROTO_TLS13;
+}
+
+/* The key's pass phrase (tls-key-file-pass / tls-client-key-file-pass),
+ * handed to OpenSSL while the key loads. */
+static int pass_cb(char *buf, int size, int rwflag, void *u)
+{
+    const char *pass = u;
+    (void)rwflag;
+    if (!pass)
+        return -1;
+    size_t n = strlen(pass);
+    if (n > (size_t)size)
+        return -1;
+    memcpy(buf, pass, n);
+    return (int)n;
+}
+
+/* A file OpenSSL is about to load can be read (its own error for a
+ * missing file says only "system lib"). */
+static int readable(const char *what, const char *path)
+{
+    if (path && access(path, R_OK) < 0) {
+        log_msg(LL_WARNING, "TLS: cannot read the %s %s: %s", what, path, strerror(errno));
+        return 0;
+    }
+    return 1;
+}
+
+/* What the server and the client contexts share: protocols, certificate
+ * and key, CAs, ciphers. */
+static SSL_CTX *ctx_new(int client, int protocols)
+{
+    const char *cert = opt(client ? tls_cfg.client_cert_file : tls_cfg.cert_file);
+    const char *key = opt(client ? tls_cfg.client_key_file : tls_cfg.key_file);
+    const char *pass = opt(client ? tls_cfg.client_key_file_pass : tls_cfg.key_file_pass);
+    const char *ca_file = opt(tls_cfg.ca_cert_file), *ca_dir = opt(tls_cfg.ca_cert_dir);
+    const char *ciphers = opt(tls_cfg.ciphers), *suites = opt(tls_cfg.ciphersuites);
+    char e[256];
+    SSL_CTX *ctx = SSL_CTX_new(client ? TLS_client_method() : TLS_server_method());
+    if (!ctx) {
+        ssl_errstr(e, sizeof(e));
+        log_msg(LL_WARNING, "TLS: cannot create a context: %s", e);
+        return NULL;
+    }
+    long o = SSL_OP_NO_SSLv2 | SSL_OP_NO_SSLv3 | SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION;
+    if (!(protocols & PROTO_TLS1))
+        o |= SSL_OP_NO_TLSv1;
+    if (!(protocols & PROTO_TLS11))
+        o |= SSL_OP_NO_TLSv1_1;
+    if (!(protocols & PROTO_TLS12))
+        o |= SSL_OP_NO_TLSv1_2;
+    if (!(protocols & PROTO_TLS13))
+        o |= SSL_OP_NO_TLSv1_3;
+    SSL_CTX_set_options(ctx, o);
+    /* Writes go out record by record from a reply buffer that may move
+     * (it grows) between a write that would block and its retry. */
+    SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+    SSL_CTX_set_default_passwd_cb(ctx, pass_cb);
+    SSL_CTX_set_default_passwd_cb_userdata(ctx, (void *)pass);
+    if (!readable("certificate", cert) || !readable("private key", key) || !readable("CA certificates", ca_file))
+        goto fail;
+    if (SSL_CTX_use_certificate_chain_file(ctx, cert) <= 0) {
+        ssl_errstr(e, sizeof(e));
+        log_msg(LL_WARNING, "TLS: cannot load the certificate %s: %s", cert, e);
+        goto fail;
+    }
+    if (SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) <= 0) {
+        ssl_errstr(e, sizeof(e));
+        log_msg(LL_WARNING, "TLS: cannot load the private key %s: %s", key, e);
+        goto fail;
+    }
+    if (SSL_CTX_check_private_key(ctx) <= 0) {
+        ssl_errstr(e, sizeof(e));
+        log_msg(LL_WARNING, "TLS: the private key %s does not match the certificate %s: %s", key, cert, e);
+        goto fail;
+    }
+    SSL_CTX_set_default_passwd_cb_userdata(ctx, NULL); /* the string may be replaced later */
+    if ((ca_file || ca_dir) && SSL_CTX_load_verify_locations(ctx, ca_file, ca_dir) <= 0) {
+        ssl_errstr(e, sizeof(e));
+        log_msg(LL_WARNING, "TLS: cannot load the CA certificates (%s%s%s): %s", ca_file ? ca_file : "",
+                ca_file && ca_dir ? ", " : "", ca_dir ? ca_dir : "", e);
+        goto fail;
+    }
+    if (ciphers && !SSL_CTX_set_cipher_list(ctx, ciphers)) {
+        ERR_clear_error();
+        log_msg(LL_WARNING, "TLS: tls-ciphers names no usable cipher: %s", ciphers);
+        goto fail;
+    }
+    if (suites && !SSL_CTX_set_ciphersuites(ctx, suites)) {
+        ERR_clear_error();
+        log_msg(LL_WARNING, "TLS: tls-ciphersuites names no usable cipher suite: %s", suites);
+        goto fail;
+    }
+    return ctx;
+fail:
+    SSL_CTX_free(ctx);
+    return NULL;
+}
+
+/* tls-dh-params-file (PEM DH parameters), or OpenSSL's automatic choice. */
+static int ctx_dh(SSL_CTX *ctx)
+{
+    const char *path = opt(tls_cfg.dh_params_file);
+    char e[256];
+    if (!path) {
+        SSL_CTX_set_dh_auto(ctx, 1);
+        return 0;
+    }
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        log_msg(LL_WARNING, "TLS: cannot open the DH parameters %s: %s", path, strerror(errno));
+        return -1;
+    }
+    EVP_PKEY *dh = NULL;
+    OSSL_DECODER_CTX *dc =
+        OSSL_DECODER_CTX_new_for_pkey(&dh, "PEM", NULL, "DH", OSSL_KEYMGMT_SELECT_DOMAIN_PARAMETERS, NULL, NULL);
+    int ok = dc && OSSL_DECODER_from_fp(dc, f);
+    OSSL_DECODER_CTX_free(dc);
+    fclose(f);
+    if (!ok || !dh) {
+        ssl_errstr(e, sizeof(e));
+        log_msg(LL_WARNING, "TLS: %s holds no DH parameters: %s", path, e);
+        EVP_PKEY_free(dh);
+        return -1;
+    }
+    if (SSL_CTX_set0_tmp_dh_pkey(ctx, dh) <= 0) { /* takes dh on success */
+        ssl_errstr(e, sizeof(e));
+        log_msg(LL_WARNING, "TLS: cannot use the DH parameters %s: %s", path, e);
+        EVP_PKEY_free(dh);
+        return -1;
+    }
+    return 0;
+}
+
+/* Both contexts from tls_cfg, or -1 with the reason logged. */
+static int build(SSL_CTX **srv, SSL_CTX **cli)
+{
+    *srv = *cli = NULL;
+    if (!opt(tls_cfg.cert_file)) {
+        log_msg(LL_WARNING, "TLS: no tls-cert-file configured");
+        return -1;
+    }
+    if (!opt(tls_cfg.key_file)) {
+        log_msg(LL_WARNING, "TLS: no tls-key-file configured");
+        return -1;
+    }
+    if ((__atomic_load_n(&tls_cfg.auth_clients, __ATOMIC_RELAXED) != TLS_AUTH_NO || tls_cfg.replication || tls_cfg.cluster) &&
+        !opt(tls_cfg.ca_cert_file) && !opt(tls_cfg.ca_cert_dir)) {
+        log_msg(LL_WARNING, "TLS: tls-auth-clients, tls-replication and tls-cluster verify peers: they need "
+                            "tls-ca-cert-file or tls-ca-cert-dir");
+        return -1;
+    }
+    int protocols = parse_protocols(tls_cfg.protocols);
+    if (protocols < 0)
+        return -1;
+    SSL_CTX *s = ctx_new(0, protocols), *c = NULL;
+    if (!s)
+        return -1;
+    if (tls_cfg.session_caching) {
+        SSL_CTX_set_session_cache_mode(s, SSL_SESS_CACHE_SERVER);
+        SSL_CTX_sess_set_cache_size(s, tls_cfg.session_cache_size);
+        SSL_CTX_set_timeout(s, tls_cfg.session_cache_timeout);
+        SSL_CTX_set_session_id_context(s, (const unsigned char *)"hotkv", 5);
+    } else {
+        /* No resumption at all: no cache, and no TLS 1.3 tickets (a ticket
+         * would resume a session without the cache). */
+        SSL_CTX_set_session_cache_mode(s, SSL_SESS_CACHE_OFF);
+        SSL_CTX_set_options(s, SSL_OP_NO_TICKET);
+        SSL_CTX_set_num_tickets(s, 0);
+    }
+    if (tls_cfg.prefer_server_ciphers)
+        SSL_CTX_set_options(s, SSL_OP_CIPHER_SERVER_PREFERENCE);
+    /* Read whole socket buffers, not a record header then its body: one
+     * read(2) per request instead of two.  The worker drains what OpenSSL
+     * keeps before it waits on epoll again (tls_conn_has_pending). */
+    SSL_CTX_set_read_ahead(s, 1);
+    /* An idle connection keeps no 17 KB record buffers (in and out): about
+     * 25 KB of memory per TLS client instead of 35 (bench/tls.sh notes). */
+    SSL_CTX_set_mode(s, SSL_MODE_RELEASE_BUFFERS);
+    if (ctx_dh(s) < 0)
+        goto fail;
+    if (opt(tls_cfg.client_cert_file) && opt(tls_cfg.client_key_file)) {
+        c = ctx_new(1, protocols);
+        if (!c)
+            goto fail;
+    }
+    *srv = s;
+    *cli = c;
+    return 0;
+fail:
+    SSL_CTX_free(s);
+    return -1;
+}
+
+static void install(SSL_CTX *s, SSL_CTX *c)
+{
+    pthread_mutex_lock(&ctx_lock);
+    SSL_CTX *os = server_ctx, *oc = client_ctx;
+    server_ctx = s;
+    client_ctx = c;
+    pthread_mutex_unlock(&ctx_lock);
+    SSL_CTX_free(os); /* connections made from it keep it alive */
+    SSL_CTX_free(oc);
+}
+
+static int have_ctx(void)
+{
+    pthread_mutex_lock(&ctx_lock);
+    int have = server_ctx != NULL;
+    pthread_mutex_unlock(&ctx_lock);
+    return have;
+}
+
+int tls_configure(int reconfigure)
+{
+    SSL_CTX *s, *c;
+    if (!reconfigure && have_ctx())
+        return 0;
+    pthread_mutex_lock(&build_lock);
+    int rc = build(&s, &c);
+    pthread_mutex_unlock(&build_lock);
+    ERR_clear_error();
+    if (rc < 0)
+        return -1;
+    install(s, c);
+    return 0;
+}
+
+int tls_apply(int ctx_changed, int port_changed, int old_port, char *err, size_t errlen)
+{
+    SSL_CTX *s = NULL, *c = NULL;
+    int port = __atomic_load_n(&tls_cfg.port, __ATOMIC_RELAXED);
+    int rebuild = ctx_changed && tls_in_use();
+    if (rebuild || (port_changed && port && !have_ctx())) {
+        pthread_mutex_lock(&build_lock);
+        int rc = build(&s, &c);
+        pthread_mutex_unlock(&build_lock);
+        ERR_clear_error();
+        if (rc < 0) {
+            snprintf(err, errlen, "Unable to update TLS configuration. Check server logs.");
+            return rebuild ? -1 : -2;
+        }
+    }
+    /* The listeners move before the new context is installed: a port
+     * that cannot be bound leaves everything as it was.  (No lock is held
+     * here: moving listeners waits for every worker.) */
+    if (port_changed && port != old_port && workers_rebind_tls(cfg.bind, port, old_port) < 0) {
+        log_msg(LL_WARNING, "TLS: could not listen on port %d: %s", port, strerror(errno));
+        SSL_CTX_free(s);
+        SSL_CTX_free(c);
+        snprintf(err, errlen, "Unable to listen on this port. Check server logs.");
+        return -2;
+    }
+    if (s)
+        install(s, c);
+    return 0;
+}
+
+/* ------------------------------------------------- one connection --- */
+
+void *tls_conn_new(int fd)
+{
+    pthread_mutex_lock(&ctx_lock);
+    SSL *ssl = server_ctx ? SSL_new(server_ctx) : NULL;
+    pthread_mutex_unlock(&ctx_lock);
+    if (!ssl) {
+        ERR_clear_error();
+        return NULL;
+    }
+    int mode = __atomic_load_n(&tls_cfg.auth_clients, __ATOMIC_RELAXED);
+    SSL_set_verify(ssl,
+                   mode == TLS_AUTH_YES        ? SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT
+                   : mode == TLS_AUTH_OPTIONAL ? SSL_VERIFY_PEER
+                                               : SSL_VERIFY_NONE,
+                   NULL);
+    if (!SSL_set_fd(ssl, fd)) {
+        ERR_clear_error();
+        SSL_free(ssl);
+        return NULL;
+    }
+    SSL_set_accept_state(ssl);
+    return ssl;
+}
+
+void tls_conn_free(void *p, int graceful)
+{
+    SSL *ssl = p;
+    if (graceful && SSL_is_init_finished(ssl))
+        (void)SSL_shutdown(ssl); /* our close_notify, if the socket takes it now */
+    ERR_clear_error();
+    SSL_free(ssl);
+}
+
+/* SSL_get_error's verdict on a call that returned r: 0 with *want set
+ * (would block), or -1 (closed or failed; the queue is emptied). */
+static int io_result(SSL *ssl, int r, int *want)
+{
+    switch (SSL_get_error(ssl, r)) {
+    case SSL_ERROR_WANT_READ:
+        *want = TLS_WANT_READ;
+        return 0;
+    case SSL_ERROR_WANT_WRITE:
+        *want = TLS_WANT_WRITE;
+        return 0;
+    default:
+        ERR_clear_error();
+        return -1;
+    }
+}
+
+int tls_conn_accept(void *p, int *want, char *err, size_t errlen)
+{
+    SSL *ssl = p;
+    int r = SSL_do_handshake(ssl);
+    if (r == 1)
+        return 1;
+    int e = SSL_get_error(ssl, r);
+    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+        *want = e == SSL_ERROR_WANT_READ ? TLS_WANT_READ : TLS_WANT_WRITE;
+        return 0;
+    }
+    if (e == SSL_ERROR_SYSCALL && !ERR_peek_error())
+        snprintf(err, errlen, "%s", errno ? strerror(errno) : "connection closed by the client");
+    else
+        ssl_errstr(err, errlen);
+    ERR_clear_error();
+    return -1;
+}
+
+ssize_t tls_conn_read(void *p, void *buf, size_t n, int *want)
+{
+    SSL *ssl = p;
+    size_t got = 0;
+    int r = SSL_read_ex(ssl, buf, n, &got);
+    if (r == 1)
+        return (ssize_t)got;
+    return io_result(ssl, r, want);
+}
+
+ssize_t tls_conn_write(void *p, const void *buf, size_t n, int *want)
+{
+    SSL *ssl = p;
+    size_t put = 0;
+    int r = SSL_write_ex(ssl, buf, n, &put);
+    if (r == 1)
+        return (ssize_t)put;
+    return io_result(ssl, r, want);
+}
+
+int tls_conn_has_pending(void *p)
+{
+    return SSL_has_pending((SSL *)p);
+}
