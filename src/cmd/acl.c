@@ -1227,21 +1227,14 @@ static int sub_allowed(void *arg, int kind, const char *name, size_t len)
     return 1; /* stop */
 }
 
-static void close_client(struct worker *w, struct client *c, const struct client *self)
+static void close_client(struct client *c, const struct client *self)
 {
     if (c == self) {
         c->flags |= CF_CLOSE_AFTER_REPLY;
         return;
     }
-    if (c->flags & CF_CLOSE_ASAP)
-        return;
-    c->flags |= CF_CLOSE_ASAP;
-    c->sent = c->out.len;
-    if (!(c->flags & CF_PENDING_WRITE)) {
-        c->flags |= CF_PENDING_WRITE;
-        c->pw_next = w->pending_write;
-        w->pending_write = c;
-    }
+    if (!(c->flags & CF_CLOSE_ASAP))
+        client_close_asap(c);
 }
 
 static void refresh_job(struct worker *w, void *arg)
@@ -1259,7 +1252,7 @@ static void refresh_job(struct worker *w, void *arg)
             bind_default(c);
             c->authenticated = 0;
             c->parser.authenticated = 0;
-            close_client(w, c, r->self);
+            close_client(c, r->self);
             continue;
         }
         struct sub_check sc = {NULL, 0};
@@ -1271,7 +1264,7 @@ static void refresh_job(struct worker *w, void *arg)
         }
         pthread_rwlock_unlock(&acl_lock);
         if (sc.bad)
-            close_client(w, c, NULL);
+            close_client(c, NULL);
     }
 }
 

@@ -362,13 +362,7 @@ static void kill_one(struct worker *w, void *arg)
             continue;
         if (c->flags & CF_CLOSE_ASAP)
             continue;
-        c->flags |= CF_CLOSE_ASAP;
-        c->sent = c->out.len;
-        if (!(c->flags & CF_PENDING_WRITE)) {
-            c->flags |= CF_PENDING_WRITE;
-            c->pw_next = w->pending_write;
-            w->pending_write = c;
-        }
+        client_close_asap(c);
         atomic_fetch_add(&r->killed, 1);
     }
 }

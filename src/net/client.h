@@ -101,6 +101,9 @@ extern atomic_int connected_clients;
 extern atomic_ullong next_client_id;
 
 void client_close(struct client *c);
+/* Drop c's pending output and close it at the end of this loop turn (CLIENT
+ * KILL, client eviction, ACL changes); c's own worker only. */
+void client_close_asap(struct client *c);
 /* A blocked client was unblocked (its reply appended): the worker resumes
  * its pipelined input in its loop. Owner thread only. */
 void client_unblocked(struct client *c);

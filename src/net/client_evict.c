@@ -110,13 +110,7 @@ static void evict(struct worker *w, struct client *c)
     log_msg(LL_NOTICE, "Evicting client: id=%llu addr=%s laddr=%s name=%s tot-mem=%zu", (unsigned long long)c->id,
             c->addr, c->laddr, c->name ? c->name : "", c->cev_mem);
     /* As CLIENT KILL: drop the pending output, close after this turn. */
-    c->flags |= CF_CLOSE_ASAP;
-    c->sent = c->out.len;
-    if (!(c->flags & CF_PENDING_WRITE)) {
-        c->flags |= CF_PENDING_WRITE;
-        c->pw_next = w->pending_write;
-        w->pending_write = c;
-    }
+    client_close_asap(c);
     (void)recount(c); /* counts 0 from now on */
     STAT_ADD(w->stats.evicted_clients, 1);
 }

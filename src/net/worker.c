@@ -407,17 +407,23 @@ static void resume_unlink(struct client *c)
  * turn, because the outer turn may still hold events for the client. */
 static _Thread_local int busy_nesting;
 
+void client_close_asap(struct client *c)
+{
+    struct worker *w = c->w;
+    c->flags |= CF_CLOSE_ASAP;
+    c->sent = c->out.len;
+    if (!(c->flags & CF_PENDING_WRITE)) {
+        c->flags |= CF_PENDING_WRITE;
+        c->pw_next = w->pending_write;
+        w->pending_write = c;
+    }
+}
+
 void client_close(struct client *c)
 {
     struct worker *w = c->w;
     if (busy_nesting) {
-        c->flags |= CF_CLOSE_ASAP;
-        c->sent = c->out.len;
-        if (!(c->flags & CF_PENDING_WRITE)) {
-            c->flags |= CF_PENDING_WRITE;
-            c->pw_next = w->pending_write;
-            w->pending_write = c;
-        }
+        client_close_asap(c);
         return;
     }
     net_hooks.client_gone(c);

@@ -346,20 +346,26 @@ def test_rename_command_errors(line, msg):
 
 # ------------------------------------------------------ protected mode
 
-def test_protected_mode_refuses_non_local_peer(plain):
-    s = plain("--protected-mode", "yes")
-    far = s.resp(src="127.0.0.2")
-    # Nothing sent: the refusal is written at accept time, then the
-    # connection closes (unread input would turn the close into a reset).
+def read_to_close(conn):
+    """Everything the server sends before it closes the connection."""
     data = b""
     try:
         while True:
-            chunk = far.s.recv(65536)
+            chunk = conn.s.recv(65536)
             if not chunk:
                 break
             data += chunk
     except (socket.timeout, ConnectionResetError):
         pass
+    return data
+
+
+def test_protected_mode_refuses_non_local_peer(plain):
+    s = plain("--protected-mode", "yes")
+    far = s.resp(src="127.0.0.2")
+    # Nothing sent: the refusal is written at accept time, then the
+    # connection closes (unread input would turn the close into a reset).
+    data = read_to_close(far)
     assert data.startswith(b"-DENIED ")
     assert b"protected mode" in data
     assert s.resp().call("PING") == "PONG"
@@ -383,17 +389,7 @@ def test_protected_mode_follows_the_default_users_password(plain):
     c = s.resp(src="127.0.0.2")
     assert c.call("AUTH", "pw") == "OK" and c.call("PING") == "PONG"
     assert local.call("ACL", "SETUSER", "default", "nopass") == "OK"
-    far = s.resp(src="127.0.0.2")
-    data = b""
-    try:
-        while True:
-            chunk = far.s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-    except (socket.timeout, ConnectionResetError):
-        pass
-    assert data.startswith(b"-DENIED ")
+    assert read_to_close(s.resp(src="127.0.0.2")).startswith(b"-DENIED ")
 
 
 # ---------------------------------------------------------- finding 10
