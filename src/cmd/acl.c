@@ -1030,23 +1030,32 @@ static void noperm_text(char *buf, size_t cap, int r, const char *user, const st
                 : snprintf(buf, cap, "No permissions to access a channel");
 }
 
-/* Check c's current line (c->argv) for c's user.  On denial, log it and
- * fill msg (non-verbose). */
-static int client_check(struct client *c, struct client *line, const struct cmd *cmd, int ctx, char *msg,
-                        size_t cap)
+/* user_check of line (its argv, for cmd) as user u, under the read lock;
+ * *pos gets the denied argument. */
+static int check_line(struct acl_user *u, struct client *line, const struct cmd *cmd, int *pos)
 {
     struct cmdline cl;
     memset(&cl, 0, sizeof(cl));
     cl.c = line;
     cl.cmd = cmd;
-    int pos = 0, r;
+    *pos = 0;
+    pthread_rwlock_rdlock(&acl_lock);
+    int r = user_check(u->v, &cl, pos);
+    pthread_rwlock_unlock(&acl_lock);
+    cl_done(&cl);
+    return r;
+}
+
+/* Check c's current line (c->argv) for c's user.  On denial, log it and
+ * fill msg (non-verbose). */
+static int client_check(struct client *c, struct client *line, const struct cmd *cmd, int ctx, char *msg,
+                        size_t cap)
+{
+    int pos, r;
     struct acl_user *u = c->acl_user;
     if (!u)
         return 0;
-    pthread_rwlock_rdlock(&acl_lock);
-    r = user_check(u->v, &cl, &pos);
-    pthread_rwlock_unlock(&acl_lock);
-    cl_done(&cl);
+    r = check_line(u, line, cmd, &pos);
     if (r == D_OK)
         return 0;
     noperm_text(msg, cap, r, u->name, cmd, line->argv[pos], line->argvlen[pos], 0);
@@ -1144,15 +1153,8 @@ void acl_user_unref(struct acl_user *u)
 
 int acl_check_served(struct acl_user *u, struct client *fake, const struct cmd *cmd)
 {
-    struct cmdline cl;
-    memset(&cl, 0, sizeof(cl));
-    cl.c = fake;
-    cl.cmd = cmd;
-    int pos = 0;
-    pthread_rwlock_rdlock(&acl_lock);
-    int r = user_check(u->v, &cl, &pos);
-    pthread_rwlock_unlock(&acl_lock);
-    cl_done(&cl);
+    int pos;
+    int r = check_line(u, fake, cmd, &pos);
     if (r == D_OK)
         return 0;
     char msg[600];
@@ -1716,15 +1718,8 @@ static void acl_dryrun(struct client *c)
     c->kslot = skslot ? skslot + 3 : NULL;
     const struct cmd *scmd = c->cmd;
     c->cmd = cmd;
-    struct cmdline cl;
-    memset(&cl, 0, sizeof(cl));
-    cl.c = c;
-    cl.cmd = cmd;
-    int pos = 0;
-    pthread_rwlock_rdlock(&acl_lock);
-    int r = user_check(u->v, &cl, &pos);
-    pthread_rwlock_unlock(&acl_lock);
-    cl_done(&cl);
+    int pos;
+    int r = check_line(u, c, cmd, &pos);
     char msg[700];
     if (r != D_OK)
         noperm_text(msg, sizeof(msg), r, u->name, cmd, c->argv[pos], c->argvlen[pos], 1);
