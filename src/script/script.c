@@ -735,7 +735,16 @@ static int redis_generic_call(lua_State *L, int raise)
     fc->out.muted = 0;
     fc->cmd = cmd;
     prop_feed_off += r->no_aof;
+    /* Checks made inside the command (SORT BY/GET patterns) are the
+     * caller's: its user is lent for the call (the caller's reference
+     * keeps it alive; nothing takes or drops one on fc). */
+    if (r->caller) {
+        fc->acl_user = r->caller->acl_user;
+        fc->acl_fast = r->caller->acl_fast;
+    }
     cmd_call(fc, cmd);
+    fc->acl_user = NULL;
+    fc->acl_fast = 0;
     prop_feed_off -= r->no_aof;
     fc->flags &= CF_DENY_BLOCKING;
     /* The arguments are no longer needed: make room for the reply. */

@@ -655,6 +655,9 @@ def test_sort_by_get_need_full_read_access(server, a):
     assert err(c.call("SORT", "l1", "GET", "w_*")) == (
         "ERR GET option of SORT denied due to insufficient ACL permissions.")
     assert c.call("SORT", "l1", "BY", "nosort") == [b"1", b"2"]  # a constant BY reaches no key
+    # Inside a script the caller's permissions apply too.
+    r = c.call("EVAL", "return redis.pcall('SORT', KEYS[1], 'GET', 'w_*')", "1", "l1")
+    assert err(r) == "ERR GET option of SORT denied due to insufficient ACL permissions."
     a.call("ACL", "SETUSER", "so", "%R~*")
     assert c.call("SORT", "l1", "GET", "w_*") == [None, None]
     c.close()
