@@ -87,19 +87,6 @@ run() {
     client timeout 600 $RB -h 127.0.0.1 -p "$1" -c 50 -P 16 -r 1000 -n "$3" --csv $(cmd_of "$2") 2>>"$W/rb.err" |
         awk -F'","' '/^"/ && $1 != "\"test" && NF > 1 {v = $2} END {if (v != "") print v}'
 }
-# cg_measure PID PORT TEST OUT DUMPNO -> Ir per request
-cg_measure() {
-    local pid=$1 port=$2 t=$3 out=$4 n=$5 f ir
-    run "$port" "$t" $((CG_N / 10 / 16 * 16 + 16)) >/dev/null
-    callgrind_control -z "$pid" >/dev/null 2>&1 || die "callgrind_control -z failed"
-    run "$port" "$t" "$CG_N" >/dev/null
-    callgrind_control -d "$pid" >/dev/null 2>&1 || die "callgrind_control -d failed"
-    f="$out.$n"
-    for _ in $(seq 100); do grep -qs '^totals:' "$f" && break; sleep 0.1; done
-    ir=$(awk '/^summary:/ {print $2; exit}' "$f")
-    [ -n "$ir" ] || die "no callgrind summary in $f"
-    awk -v a="$ir" -v n="$CG_N" 'BEGIN {printf "%.0f\n", a / n}'
-}
 
 for s in hotkv redis; do
     log "$s: callgrind"

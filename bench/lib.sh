@@ -102,3 +102,22 @@ rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 median() {  # numbers on stdin -> median
     sort -g | awk '{a[NR] = $1} END {if (NR == 0) exit; if (NR % 2) print a[(NR + 1) / 2]; else printf "%.2f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2}'
 }
+
+# cg_measure PID PORT TEST OUT DUMPNO [ARGS...] -> Ir per request of a
+# server running under valgrind --tool=callgrind --callgrind-out-file=OUT:
+# a warm-up of CG_N/10 requests, counters zeroed, CG_N requests, dump
+# number DUMPNO read back.  The sourcing script defines run PORT TEST N
+# [ARGS...] (drives the load; ARGS are passed on, e.g. --user u -a pw) and
+# CG_N.
+cg_measure() {
+    local pid=$1 port=$2 t=$3 out=$4 n=$5 f ir; shift 5
+    run "$port" "$t" $((CG_N / 10 / 16 * 16 + 16)) "$@" >/dev/null
+    callgrind_control -z "$pid" >/dev/null 2>&1 || die "callgrind_control -z failed"
+    run "$port" "$t" "$CG_N" "$@" >/dev/null
+    callgrind_control -d "$pid" >/dev/null 2>&1 || die "callgrind_control -d failed"
+    f="$out.$n"
+    for _ in $(seq 100); do grep -qs '^totals:' "$f" && break; sleep 0.1; done
+    ir=$(awk '/^summary:/ {print $2; exit}' "$f")
+    [ -n "$ir" ] || die "no callgrind summary in $f"
+    awk -v a="$ir" -v n="$CG_N" 'BEGIN {printf "%.0f\n", a / n}'
+}
