@@ -48,8 +48,8 @@ step "unit tests (ASan+UBSan)"
 # committed corpus, two at a time, with a fixed seed so that every run tries
 # the same inputs (a regression check, not a lottery); `make fuzz` explores
 # with random seeds for as long as it is given.
-step "fuzz targets (libFuzzer, ${FUZZ_SECONDS:-15}s each, seed ${FUZZ_SEED:-1})"
-FUZZ_SECONDS=${FUZZ_SECONDS:-15} FUZZ_SEED=${FUZZ_SEED:-1} FUZZ_JOBS=2 ./scripts/fuzz.sh
+step "fuzz targets (libFuzzer, ${FUZZ_SECONDS:-10}s each, seed ${FUZZ_SEED:-1})"
+FUZZ_SECONDS=${FUZZ_SECONDS:-10} FUZZ_SEED=${FUZZ_SEED:-1} FUZZ_JOBS=2 ./scripts/fuzz.sh
 
 step "integration tests (ASan+UBSan)"
 HOTKV_BIN=build-address/hotkv-server $PY -m pytest -q -p no:cacheprovider tests/integration
