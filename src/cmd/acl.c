@@ -76,6 +76,7 @@ long long acl_log_max_len = 128;
 #define D_KEY 2
 #define D_AUTH 3
 #define D_CHAN 4
+#define D_TLS_CERT 5 /* tls-auth-clients-user: the certificate names no usable user */
 
 static const char *const cat_names[] = {"keyspace", "read", "write", "set", "sortedset", "list", "hash", "string",
                                         "bitmap", "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow",
@@ -812,14 +813,15 @@ static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct log_entry *log_head;
 static long long log_len, log_next_id;
 
-static atomic_llong denied[5]; /* by reason (D_*) */
+static atomic_llong denied[6]; /* by reason (D_*) */
 
-void acl_denied_counts(long long out[4])
+void acl_denied_counts(long long out[5])
 {
     out[0] = atomic_load_explicit(&denied[D_AUTH], memory_order_relaxed);
     out[1] = atomic_load_explicit(&denied[D_CMD], memory_order_relaxed);
     out[2] = atomic_load_explicit(&denied[D_KEY], memory_order_relaxed);
     out[3] = atomic_load_explicit(&denied[D_CHAN], memory_order_relaxed);
+    out[4] = atomic_load_explicit(&denied[D_TLS_CERT], memory_order_relaxed);
 }
 
 static void log_free(struct log_entry *e)
@@ -1204,6 +1206,32 @@ int acl_authenticate(struct client *c, const char *user, size_t ulen, const char
     acl_log_add(c, D_AUTH, c->ms && multi_in_progress(c) ? ACL_CTX_MULTI : ACL_CTX_TOPLEVEL, c->argv[0],
                 c->argvlen[0], user, ulen);
     return -1;
+}
+
+/* tls-auth-clients-user CN (Redis 8.6): a TLS client whose verified
+ * certificate's CN names an enabled user is that user from the handshake
+ * on, with no password.  Any other name leaves it the default user (so a
+ * password may still be asked for) and is a "tls-cert" denial: counted in
+ * INFO acl_access_denied_tls_cert and written to the ACL LOG with the CN
+ * as username. */
+void acl_authenticate_cert(struct client *c, const char *name, size_t len)
+{
+    struct acl_user *old = NULL;
+    pthread_rwlock_rdlock(&acl_lock);
+    struct acl_user *u = user_find(name, len);
+    int ok = u && !(u->v->flags & U_OFF);
+    if (ok) {
+        atomic_fetch_add(&u->refs, 1);
+        bind_user(c, u, &old);
+    }
+    pthread_rwlock_unlock(&acl_lock);
+    if (ok) {
+        user_unref(old);
+        c->authenticated = 1;
+        c->parser.authenticated = 1;
+        return;
+    }
+    acl_log_add(c, D_TLS_CERT, ACL_CTX_TOPLEVEL, "tls-cert", 8, name, len);
 }
 
 /* ------------------------------------------------- refresh and kill --- */
@@ -1648,7 +1676,7 @@ static void acl_log_cmd(struct client *c)
         if (count < 0)
             count = 0;
     }
-    static const char *const reasons[] = {"unknown", "command", "key", "auth", "channel"};
+    static const char *const reasons[] = {"unknown", "command", "key", "auth", "channel", "tls-cert"};
     static const char *const ctxs[] = {"toplevel", "lua", "multi"};
     long long now = time_ms();
     pthread_mutex_lock(&log_mu);

@@ -51,6 +51,10 @@ void acl_user_unref(struct acl_user *u);
 int acl_check_served(struct acl_user *u, struct client *fake, const struct cmd *cmd);
 /* AUTH / HELLO AUTH: 0 authenticated as user, -1 WRONGPASS (logged). */
 int acl_authenticate(struct client *c, const char *user, size_t ulen, const char *pass, size_t plen);
+/* tls-auth-clients-user CN: the handshake gave c a verified certificate
+ * whose CN is name: c becomes that user if it exists and is on, else it
+ * stays as it is and the denial is logged (reason "tls-cert"). */
+void acl_authenticate_cert(struct client *c, const char *name, size_t len);
 /* Whether the default user is nopass (AUTH <password> alone). */
 int acl_default_nopass(void);
 /* RESET: back to the default user. */
@@ -62,8 +66,8 @@ const char *acl_client_user(const struct client *c);
 int acl_user_exists(const char *name, size_t len);
 
 void acl_command(struct client *c);
-/* INFO stats: denials by reason (auth, command, key, channel). */
-void acl_denied_counts(long long out[4]);
+/* INFO stats: denials by reason (auth, command, key, channel, tls-cert). */
+void acl_denied_counts(long long out[5]);
 
 /* aclfile (config/ owns the string; "" none).  Config-file "user" lines
  * are validated and kept by acl_config_user() (0, or -1 with Redis's

@@ -463,12 +463,13 @@ static void info_stats(struct sbuf *b, const struct worker_stats *st)
     sb_printf(b, "io_threaded_reads_processed:0\r\n");
     sb_printf(b, "io_threaded_writes_processed:0\r\n");
     /* ACL denials (cmd/acl.h), at the end of the section as Redis 7.2. */
-    long long acl_d[4];
+    long long acl_d[5];
     acl_denied_counts(acl_d);
     sb_printf(b, "acl_access_denied_auth:%lld\r\n", acl_d[0]);
     sb_printf(b, "acl_access_denied_cmd:%lld\r\n", acl_d[1]);
     sb_printf(b, "acl_access_denied_key:%lld\r\n", acl_d[2]);
     sb_printf(b, "acl_access_denied_channel:%lld\r\n", acl_d[3]);
+    sb_printf(b, "acl_access_denied_tls_cert:%lld\r\n", acl_d[4]);
 }
 
 static void info_replication(struct sbuf *b)

@@ -230,8 +230,11 @@ static size_t client_line(struct client *c, char *buf, size_t cap, const struct 
 {
     char fl[16];
     long long now = time_ms();
-    /* Inside EXEC the running command is EXEC (as Redis shows it). */
-    const char *cmd = c == self ? (multi_in_progress(c) ? "exec" : c->cmd->name) : (c->last_cmd ? c->last_cmd->name : "NULL");
+    /* Inside EXEC the running command is EXEC (as Redis shows it).  A
+     * client logged before it ran anything (a TLS certificate refused by
+     * tls-auth-clients-user) shows cmd=NULL. */
+    const char *cmd = c == self && c->cmd ? (multi_in_progress(c) ? "exec" : c->cmd->name)
+                                          : (c->last_cmd ? c->last_cmd->name : "NULL");
     client_flags_str(c, fl);
     int n = snprintf(buf, cap,
                      "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%ld psub=%ld ssub=%ld multi=%d "

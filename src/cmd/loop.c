@@ -108,6 +108,7 @@ void cmd_install_net_hooks(void)
         .client_mem = loop_client_mem,
         .ncommands = cmd_count,
         .default_nopass = acl_default_nopass,
+        .tls_cert_user = acl_authenticate_cert,
     };
     net_set_hooks(&h);
 }

@@ -96,6 +96,8 @@ static const char *const sanitize_modes[] = {"no", "yes", "clients", NULL};
 static const char *const allow_modes[] = {"no", "yes", "local", NULL};
 /* tls-auth-clients: TLS_AUTH_* (net/tls.h) in this order. */
 static const char *const tls_auth_modes[] = {"no", "yes", "optional", NULL};
+/* tls-auth-clients-user: TLS_AUTH_USER_* (net/tls.h) in this order. */
+static const char *const tls_auth_user_modes[] = {"off", "CN", NULL};
 static const char *const policies[] = {"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru",
                                        "allkeys-lfu", "allkeys-random", "noeviction", NULL};
 
@@ -237,6 +239,7 @@ static struct param params[] = {
     {"tls-ciphers", NULL, T_STR, &tls_cfg.ciphers, 0, 0, TLS_CTX, NULL, NULL, NULL},
     {"tls-ciphersuites", NULL, T_STR, &tls_cfg.ciphersuites, 0, 0, TLS_CTX, NULL, NULL, NULL},
     {"tls-auth-clients", NULL, T_ENUM, &tls_cfg.auth_clients, 0, 0, 0, tls_auth_modes, NULL, NULL},
+    {"tls-auth-clients-user", NULL, T_ENUM, &tls_cfg.auth_clients_user, 0, 0, 0, tls_auth_user_modes, NULL, NULL},
     {"tls-cluster", NULL, T_BOOL, &tls_cfg.cluster, 0, 1, TLS_CTX, NULL, NULL, NULL},
     {"tls-replication", NULL, T_BOOL, &tls_cfg.replication, 0, 1, TLS_CTX, NULL, NULL, NULL},
     {"tls-prefer-server-ciphers", NULL, T_BOOL, &tls_cfg.prefer_server_ciphers, 0, 1, TLS_CTX, NULL, NULL, NULL},

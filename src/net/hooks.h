@@ -50,6 +50,10 @@ struct net_hooks {
      * refuses non-local connections, as Redis checks the default user's
      * nopass flag rather than requirepass). */
     int (*default_nopass)(void);
+    /* tls-auth-clients-user CN: c's TLS handshake ended with a verified
+     * client certificate whose subject CN is name (c's worker, before c
+     * sends anything): authenticate c as that user if one may be. */
+    void (*tls_cert_user)(struct client *c, const char *name, size_t len);
 };
 extern struct net_hooks net_hooks;
 /* Install the hooks (start-up, before workers_start(); every member must

@@ -454,3 +454,26 @@ int tls_conn_has_pending(void *p)
 {
     return SSL_has_pending((SSL *)p);
 }
+
+int tls_conn_peer_cn(void *p, char *buf, size_t cap)
+{
+    SSL *ssl = p;
+    X509 *cert = SSL_get0_peer_certificate(ssl);
+    if (!cert || SSL_get_verify_result(ssl) != X509_V_OK)
+        return -1;
+    X509_NAME *subj = X509_get_subject_name(cert);
+    int i = subj ? X509_NAME_get_index_by_NID(subj, NID_commonName, -1) : -1;
+    if (i < 0)
+        return -1;
+    ASN1_STRING *d = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subj, i));
+    unsigned char *utf8 = NULL;
+    int n = d ? ASN1_STRING_to_UTF8(&utf8, d) : -1;
+    int ok = n >= 0 && (size_t)n < cap && !memchr(utf8, 0, (size_t)n);
+    if (ok) {
+        memcpy(buf, utf8, (size_t)n);
+        buf[n] = 0;
+    }
+    OPENSSL_free(utf8);
+    ERR_clear_error();
+    return ok ? n : -1;
+}

@@ -22,6 +22,8 @@
 
 /* tls-auth-clients, in the order of its enum row (config/). */
 enum { TLS_AUTH_NO = 0, TLS_AUTH_YES = 1, TLS_AUTH_OPTIONAL = 2 };
+/* tls-auth-clients-user (Redis 8.6), in the order of its enum row. */
+enum { TLS_AUTH_USER_OFF = 0, TLS_AUTH_USER_CN = 1 };
 
 struct tls_settings {
     int port;                 /* tls-port: 0 = no TLS listener */
@@ -30,6 +32,7 @@ struct tls_settings {
     char *dh_params_file, *ca_cert_file, *ca_cert_dir;
     char *protocols, *ciphers, *ciphersuites; /* NULL or "": OpenSSL's / Redis's defaults */
     int auth_clients;         /* TLS_AUTH_*: read at each accept */
+    int auth_clients_user;    /* TLS_AUTH_USER_*: read at each handshake's end */
     int prefer_server_ciphers, session_caching, session_cache_size, session_cache_timeout;
     int replication, cluster; /* tls-replication / tls-cluster: stored for the issues that use them */
 };
@@ -78,5 +81,10 @@ ssize_t tls_conn_write(void *ssl, const void *buf, size_t n, int *want);
 /* Bytes OpenSSL holds for this connection that a read would return
  * without the socket being readable (epoll cannot see them). */
 int tls_conn_has_pending(void *ssl);
+/* The subject CN of the client certificate the handshake verified, into
+ * buf (NUL-terminated): its length, or -1 if there is none (no
+ * certificate, not verified, no CN, or a CN longer than cap - 1 or
+ * holding a NUL). */
+int tls_conn_peer_cn(void *ssl, char *buf, size_t cap);
 
 #endif

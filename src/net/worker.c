@@ -85,6 +85,12 @@ static int hook_default_nopass(void)
 static void hook_reply_barrier_nop(void)
 {
 }
+static void hook_cert_user_nop(struct client *c, const char *name, size_t len)
+{
+    (void)c;
+    (void)name;
+    (void)len;
+}
 struct net_hooks net_hooks = {
     .execute = hook_client_nop,
     .client_gone = hook_client_nop,
@@ -96,6 +102,7 @@ struct net_hooks net_hooks = {
     .ncommands = hook_ncommands_none,
     .client_mem = hook_client_mem_none,
     .default_nopass = hook_default_nopass,
+    .tls_cert_user = hook_cert_user_nop,
 };
 atomic_int net_reply_barrier_on;
 void (*net_reply_barrier)(void) = hook_reply_barrier_nop;
@@ -838,6 +845,13 @@ static int tls_handshake(struct client *c)
     }
     if (ep_events(c) != old)
         ep_mod(c);
+    if (r == 1 && !(c->tls_flags & TLSF_DENY) &&
+        __atomic_load_n(&tls_cfg.auth_clients_user, __ATOMIC_RELAXED) == TLS_AUTH_USER_CN) {
+        char cn[256];
+        int n = tls_conn_peer_cn(c->tls, cn, sizeof(cn));
+        if (n >= 0)
+            net_hooks.tls_cert_user(c, cn, (size_t)n);
+    }
     if (r == 1 && (c->tls_flags & TLSF_DENY)) {
         STAT_ADD(c->w->stats.rejected_conns, 1);
         reply_raw(&c->out, protected_denied, sizeof(protected_denied) - 1);
