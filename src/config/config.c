@@ -482,7 +482,18 @@ static int set_bind(const struct param *p, int argc, char **argv, char *err, siz
         memcpy(joined + len, argv[i], n + 1);
         len += n;
     }
-    if (!joined[0]) {
+    /* At most 16 addresses (Redis's CONFIG_BINDADDR_MAX; a worker keeps 16
+     * listeners of each kind, net/worker.h). */
+    int words = 0;
+    for (const char *q = joined; *q;) {
+        while (*q == ' ')
+            q++;
+        if (*q)
+            words++;
+        while (*q && *q != ' ')
+            q++;
+    }
+    if (!words || words > 16) {
         snprintf(err, errlen, "Too many bind addresses specified.");
         return -1;
     }

@@ -1935,19 +1935,23 @@ static int unix_listen_open(void)
     return 0;
 }
 
-/* The TLS listeners at start-up: tls-port on every bind address, one
- * SO_REUSEPORT socket per worker, probed first as the TCP ones are
- * (0, or -1 logged). */
-static int tls_listen_start(int n)
+/* The listeners at start-up: port on every bind address, one SO_REUSEPORT
+ * socket per worker, the TCP ones (tls 0: w->lfds) or the TLS ones (tls 1:
+ * w->tls_lfds, tls-port).  Each address is probed first, so a port that
+ * cannot be bound fails before any worker listens; an optional address
+ * ("-::1") that the machine lacks is skipped.  port 0: none.  0, or -1
+ * logged. */
+static int listen_start(int n, int port, int tls)
 {
-    int port = tls_cfg.port;
+    const char *kind = tls ? "TLS" : "TCP";
     char *addrs = hk_strdup(cfg.bind), *save = NULL, *a;
     for (a = port ? strtok_r(addrs, " ", &save) : NULL; a; a = strtok_r(NULL, " ", &save)) {
         const char *addr = a[0] == '-' ? a + 1 : a;
         int probe = probe_addr(addr, port);
         if (probe < 0) {
             int e = errno;
-            log_msg(LL_WARNING, "Warning: Could not create server TLS listening socket %s:%d: %s", addr, port, strerror(e));
+            log_msg(LL_WARNING, "Warning: Could not create server %s listening socket %s:%d: %s", kind, addr, port,
+                    strerror(e));
             if (a[0] == '-' && optional_skip(e))
                 continue;
             hk_free(addrs);
@@ -1955,22 +1959,22 @@ static int tls_listen_start(int n)
         }
         for (int i = 0; i < n; i++) {
             struct worker *w = &workers[i];
-            int fd = listen_one(addr, port);
-            if (fd < 0 || w->ntls_lfd == 16) {
-                int e = fd < 0 ? errno : EMFILE;
-                if (fd >= 0)
-                    close(fd);
+            int *lfds = tls ? w->tls_lfds : w->lfds, *nlfd = tls ? &w->ntls_lfd : &w->nlfd;
+            int fd = *nlfd < 16 ? listen_one(addr, port) : -1; /* set_bind allows 16 addresses */
+            if (fd < 0) {
+                int e = *nlfd < 16 ? errno : EMFILE;
                 if (a[0] == '-' && optional_skip(e))
                     break;
-                log_msg(LL_WARNING, "Warning: Could not create server TLS listening socket %s:%d: %s", addr, port, strerror(e));
+                log_msg(LL_WARNING, "Warning: Could not create server %s listening socket %s:%d: %s", kind, addr, port,
+                        strerror(e));
                 close(probe);
                 hk_free(addrs);
                 return -1;
             }
             struct epoll_event ev;
             ev.events = EPOLLIN;
-            ev.data.u64 = (uint64_t)(TAG_TLS_LISTEN + w->ntls_lfd);
-            w->tls_lfds[w->ntls_lfd++] = fd;
+            ev.data.u64 = (uint64_t)((tls ? TAG_TLS_LISTEN : 8) + *nlfd);
+            lfds[(*nlfd)++] = fd;
             epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev);
         }
         close(probe);
@@ -1981,7 +1985,6 @@ static int tls_listen_start(int n)
 
 int workers_start(int n)
 {
-    char *addrs = hk_strdup(cfg.bind), *save = NULL, *a;
     fit_maxclients_to_fd_limit();
     nworkers = n;
     workers = hk_calloc(sizeof(struct worker) * (size_t)n);
@@ -2009,48 +2012,11 @@ int workers_start(int n)
      * TCP port answer finds the TLS one listening too. */
     if (tls_in_use() && tls_configure(0) < 0) {
         log_msg(LL_WARNING, "Failed to configure TLS. Check logs for more info.");
-        hk_free(addrs);
-        return -1;
-    }
-    if (tls_listen_start(n) < 0) {
-        hk_free(addrs);
         return -1;
     }
     /* port 0: no TCP listener at all, as in Redis (a Unix socket only). */
-    for (a = cfg.port ? strtok_r(addrs, " ", &save) : NULL; a; a = strtok_r(NULL, " ", &save)) {
-        const char *addr = a[0] == '-' ? a + 1 : a; /* "-::1": optional */
-        int probe = cfg.port ? probe_addr(addr, cfg.port) : -1;
-        if (cfg.port && probe < 0) {
-            int e = errno;
-            log_msg(LL_WARNING, "Warning: Could not create server TCP listening socket %s:%d: %s", addr, cfg.port, strerror(e));
-            if (a[0] == '-' && optional_skip(e))
-                continue;
-            hk_free(addrs);
-            return -1;
-        }
-        for (int i = 0; i < n; i++) {
-            struct worker *w = &workers[i];
-            int fd = listen_one(addr, cfg.port);
-            if (fd < 0) {
-                int e = errno;
-                if (a[0] == '-' && optional_skip(e))
-                    break;
-                log_msg(LL_WARNING, "Warning: Could not create server TCP listening socket %s:%d: %s", addr, cfg.port, strerror(e));
-                if (probe >= 0)
-                    close(probe);
-                hk_free(addrs);
-                return -1;
-            }
-            struct epoll_event ev;
-            ev.events = EPOLLIN;
-            ev.data.u64 = (uint64_t)(8 + w->nlfd);
-            w->lfds[w->nlfd++] = fd;
-            epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev);
-        }
-        if (probe >= 0)
-            close(probe);
-    }
-    hk_free(addrs);
+    if (listen_start(n, tls_cfg.port, 1) < 0 || listen_start(n, cfg.port, 0) < 0)
+        return -1;
     if (unix_listen_open() < 0)
         return -1;
     if (!cfg.port && !tls_cfg.port && unix_lfd < 0) {

@@ -337,6 +337,26 @@ def test_port_zero_without_unixsocket_refused(d):
     assert rc != 0 and "Configured to not listen anywhere" in out, out
 
 
+def test_bind_at_most_16_addresses(d):
+    """Redis allows 16 bind addresses (CONFIG_BINDADDR_MAX); HotKV keeps 16
+    listeners of each kind per worker, so a 17th must be refused, not
+    overflow them."""
+    addrs = ["127.0.0.%d" % i for i in range(1, 18)]
+    for tls in ("", "tls-port %d\n" % free_port()):
+        rc, out = start_fails(d, "port %d\n%sbind %s\ndir %s\n" % (free_port(), tls, " ".join(addrs), d))
+        assert rc != 0 and "Too many bind addresses specified." in out, out
+    port = free_port()
+    p = Proc(d, "port %d\nbind %s\ndir %s\nsave ''\n" % (port, " ".join(addrs[:16]), d), port=port)
+    try:
+        assert redis.Redis(host="127.0.0.16", port=port).ping()
+        c = p.client()
+        with pytest.raises(redis.ResponseError, match="Too many bind addresses specified."):
+            c.config_set("bind", " ".join(addrs))
+        assert c.config_get("bind") == {"bind": " ".join(addrs[:16])}
+    finally:
+        assert p.stop() == 0
+
+
 def test_replicaof_in_file_starts(d):
     port = free_port()
     p = Proc(d, "port %d\nbind 127.0.0.1\ndir %s\nsave ''\nreplicaof 127.0.0.1 1\nmasterauth secret\n"
