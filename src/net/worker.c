@@ -1080,7 +1080,7 @@ static void turn_io(struct ring_op *ops, int n)
         }
     }
     if (queued)
-        ring_run(ops, n);
+        ring_run(ops, queued);
     for (int i = 0; i < n; i++) {
         if (ops[i].state != 1)
             continue;
@@ -1373,7 +1373,7 @@ static void ring_send(struct ring_op *ops, int n)
         }
     }
     if (queued)
-        ring_run(ops, n);
+        ring_run(ops, queued);
     /* Every send is accounted before any client runs input: a busy
      * script's nested loop may write to a later client of the batch. */
     for (int i = 0; i < n; i++) {

@@ -252,3 +252,56 @@ def test_reads_and_writes_processed(srv):
     assert int(st["total_writes_processed"]) - w0 >= 30
     assert st["io_threaded_reads_processed"] == "0"
     c.close()
+
+
+def test_ring_stays_on_when_a_turn_mixes_reads_and_waiting_writes(srv):
+    """A loop turn whose events are not all ring operations (a client that
+    only waits for EPOLLOUT next to clients with input) submits just the
+    ones it queued.  It used to wait for one submission per event, so the
+    second io_uring_submit found nothing, was taken for a failure, and the
+    worker fell back to read(2)/write(2) for good."""
+    big = os.urandom(3 * 1024 * 1024)
+    r = srv.client()
+    r.set("mix:big", big)
+    done = threading.Event()
+    errors = []
+
+    def slow_reader():
+        try:
+            s = socket.create_connection(("127.0.0.1", srv.port))
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 * 1024)
+            s.settimeout(10)
+            s.sendall(encode_command("GET", "mix:big") * 2)
+            want, got = 2 * (len(big) + len(b"$%d\r\n\r\n" % len(big))), 0
+            while got < want:
+                chunk = s.recv(65536)
+                assert chunk
+                got += len(chunk)
+                if got < 1024 * 1024:
+                    time.sleep(0.002)  # slow at first: the server waits for EPOLLOUT
+            s.close()
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    def pinger():
+        try:
+            c = Resp(srv.port)
+            while not done.is_set():
+                assert c.call("PING") == "PONG"
+            c.close()
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    readers = [threading.Thread(target=slow_reader) for _ in range(2)]
+    pingers = [threading.Thread(target=pinger) for _ in range(4)]
+    for t in readers + pingers:
+        t.start()
+    for t in readers:
+        t.join()
+    done.set()
+    for t in pingers:
+        t.join()
+    assert not errors, errors
+    assert "submit failed" not in log_text(srv)
+    if srv.mode == "yes" and "io_uring unavailable" not in log_text(srv):
+        assert int(info(srv.port)["io_uring_workers"]) == 2
