@@ -1,13 +1,17 @@
 """TLS (tls-port and the tls-* parameters): server and client
 authentication, rotation by CONFIG SET, refusals, and every client path
 (pipelining, big values, pub/sub, blocking commands, MONITOR, CLIENT KILL,
-output-buffer limits and back-pressure) over TLS.
+output-buffer limits and back-pressure) over TLS; ioredis (Node.js) over
+TLS, protected mode's -DENIED over TLS, CONFIG REWRITE of the tls-*
+parameters, a 500 MB value in pieces (release build only), and the plain
+and TLS ports served together.
 
 Certificates are made at test time with the openssl CLI (EC P-256 keys, a
 few ms each): a CA, a server certificate and a second one for rotation, a
 client certificate, an expired server certificate, and a CA of strangers
 with a client and a server certificate of its own.  Runs against
 redis-server too (HOTKV_SERVER=redis: Debian's is built with TLS)."""
+import json
 import os
 import shutil
 import socket
@@ -20,7 +24,7 @@ import time
 import pytest
 import redis
 
-from helpers import IS_REDIS, Resp, Server, encode_command, free_port, wait_until
+from helpers import IS_REDIS, IS_SANITIZER, Resp, Server, encode_command, free_port, wait_until
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="no openssl CLI")
 
@@ -688,3 +692,245 @@ def test_concurrent_clients_and_handshakes(srv, certs):
     for t in threads:
         t.join()
     assert not errors, errors
+
+
+# ------------------------------------------------- ioredis (Node.js) client
+
+E2E_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "e2e", "bullmq")
+
+
+def test_ioredis_over_tls(srv, certs):
+    """ioredis, unchanged, with its `tls: {ca, cert, key}` options
+    (tests/e2e/bullmq/tls_client.js): SET/GET, a pipeline, a 1 MB value
+    and a pub/sub round trip.  ioredis comes with BullMQ's packages
+    (`cd tests/e2e/bullmq && npm ci`); skipped without them, as
+    test_bullmq.py is (a failure under scripts/test.sh)."""
+    node = shutil.which("node")
+    if not (node and os.path.isdir(os.path.join(E2E_DIR, "node_modules", "ioredis"))):
+        msg = "node or tests/e2e/bullmq/node_modules/ioredis missing (run: cd tests/e2e/bullmq && npm ci)"
+        if os.environ.get("HOTKV_REQUIRE_E2E") == "1":
+            pytest.fail(msg)
+        pytest.skip(msg)
+    p = subprocess.run([node, "tls_client.js", str(srv.tls_port), certs["ca"] + ".crt", certs["client"] + ".crt",
+                        certs["client"] + ".key"], cwd=E2E_DIR, capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    got = json.loads(p.stdout.strip().splitlines()[-1])
+    assert got["set"] == "OK" and got["get"] == "hello"
+    assert got["pipeline"] == [[None, "OK"], [None, 2], [None, "2"]]
+    assert got["big"] is True
+    assert got["subscribed"] == 1 and got["receivers"] == 1
+    assert got["message"] == ["io:ch", "ping over tls"]
+    assert got["tls"] in ("TLSv1.2", "TLSv1.3")
+    assert got["quit"] == ["OK", "OK"]
+    # The same keys through the plain port.
+    assert srv.plain().get("io:n") == "2"
+
+
+# ----------------------------------------------------------- protected mode
+
+def _read_to_close(s):
+    data = b""
+    try:
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    except (ssl.SSLError, ConnectionError, socket.timeout):
+        pass
+    return data
+
+
+def _tls_from(src, port, ctx):
+    """A TLS socket whose source address is src: 127.0.0.2 is a non-local
+    peer for protected mode (only 127.0.0.1 and ::1 are local, as in
+    Redis), without leaving the loopback interface (test_hardening.py)."""
+    raw = socket.socket()
+    raw.settimeout(5)
+    raw.bind((src, 0))
+    raw.connect(("127.0.0.1", port))
+    return ctx.wrap_socket(raw, server_hostname="localhost")
+
+
+def test_protected_mode_denies_remote_tls_client(certs):
+    """protected-mode yes, no password: a TLS client from a non-local
+    address finishes its handshake, gets Redis's -DENIED text over TLS and
+    is closed; local TLS clients are served."""
+    s = TlsServer(certs, "--protected-mode", "yes")
+    try:
+        far = _tls_from("127.0.0.2", s.tls_port, client_ctx(certs))  # the handshake succeeds
+        data = _read_to_close(far)
+        far.close()
+        # (HotKV's text leaves out the product name, as the plain-TCP test
+        # in test_hardening.py allows.)
+        assert data.startswith(b"-DENIED "), data
+        assert b"protected mode is enabled and no password is set for the default user" in data
+        assert data.endswith(b"\r\n") and data.count(b"\r\n") == 1
+        assert tls_resp(s.tls_port, client_ctx(certs)).call("PING") == "PONG"
+        # Off: the same remote client is served.
+        assert s.plain().config_set("protected-mode", "no")
+        far = _tls_from("127.0.0.2", s.tls_port, client_ctx(certs))
+        far.sendall(encode_command("PING"))
+        assert far.recv(64) == b"+PONG\r\n"
+        far.close()
+    finally:
+        assert s.stop() == 0
+
+
+# ----------------------------------------------------------- CONFIG REWRITE
+
+def test_config_rewrite_tls_parameters(certs):
+    """CONFIG SET of tls-* values, CONFIG REWRITE: the file holds them, and
+    a server started from it has the same values and applies them (TLS 1.3
+    only, the one cipher suite chosen, optional client certificates)."""
+    d = tempfile.mkdtemp(prefix="hotkv-tls-rewrite-")
+    path = os.path.join(d, "server.conf")
+    port, tport = free_port(), free_port()
+    with open(path, "w") as f:
+        f.write("# TLS rewrite test\nport %d\nbind 127.0.0.1\ndir %s\nsave \"\"\n" % (port, d))
+    binary = "redis-server" if IS_REDIS else os.environ.get("HOTKV_BIN", "build/hotkv-server")
+
+    def start():
+        cmd = [binary, path] + ([] if IS_REDIS else ["--threads", "2"])
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        c = redis.Redis(host="127.0.0.1", port=port, decode_responses=True)
+
+        def up():
+            try:
+                return c.ping()
+            except redis.ConnectionError:
+                assert proc.poll() is None, "server exited"
+                return False
+        assert wait_until(up, 10)
+        return proc, c
+
+    def stop(proc):
+        proc.terminate()
+        assert proc.wait(10) == 0
+
+    values = {"tls-cert-file": certs["server"] + ".crt", "tls-key-file": certs["server"] + ".key",
+              "tls-ca-cert-file": certs["ca"] + ".crt", "tls-port": str(tport),
+              "tls-auth-clients": "optional", "tls-protocols": "TLSv1.3",
+              "tls-ciphersuites": "TLS_CHACHA20_POLY1305_SHA256", "tls-session-cache-size": "1000",
+              "tls-replication": "yes", "tls-cluster": "yes"}
+    proc = None
+    try:
+        proc, c = start()
+        args = []
+        for k, v in values.items():
+            args += [k, v]
+        assert c.execute_command("CONFIG", "SET", *args) == "OK"
+        before = c.config_get("tls-*")
+        for k, v in values.items():
+            assert before[k] == v, k
+        assert c.config_rewrite()
+        lines = open(path).read().splitlines()
+        assert lines[0] == "# TLS rewrite test"
+        for k in ("tls-cert-file", "tls-key-file", "tls-ca-cert-file", "tls-protocols", "tls-ciphersuites"):
+            assert '%s "%s"' % (k, values[k]) in lines, (k, lines)
+        for k in ("tls-port", "tls-auth-clients", "tls-session-cache-size", "tls-replication", "tls-cluster"):
+            assert "%s %s" % (k, values[k]) in lines, (k, lines)
+        # Defaults are not written.
+        assert not any(l.startswith(("tls-session-caching", "tls-ciphers ", "tls-key-file-pass")) for l in lines)
+        stop(proc)
+        proc = None
+
+        proc, c = start()
+        assert c.config_get("tls-*") == before
+        # Applied: TLS 1.3 with the one suite, client certificate optional.
+        t = tls_resp(tport, client_ctx(certs, cert=None))
+        assert t.s.version() == "TLSv1.3" and t.s.cipher()[0] == "TLS_CHACHA20_POLY1305_SHA256"
+        assert t.call("PING") == "PONG"
+        t.close()
+        only12 = client_ctx(certs)
+        only12.maximum_version = ssl.TLSVersion.TLSv1_2
+        with pytest.raises(ssl.SSLError):
+            tls_socket(tport, only12)
+        stop(proc)
+        proc = None
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+# ------------------------------------------------------- a 500 MB value
+
+@pytest.mark.skipif(IS_SANITIZER, reason="a 500 MB value: release build only (helpers.IS_SANITIZER)")
+def test_500mb_value_in_pieces(srv, ctx):
+    """A 500 MiB bulk (under proto-max-bulk-len's 512 MB) sent over TLS in
+    4 MiB pieces, checked with STRLEN and GETRANGE, then read back whole
+    over TLS and compared block by block (1 MiB blocks, each starting with
+    its number, so a lost, repeated or misplaced block shows).  Release
+    build only (helpers.IS_SANITIZER, as release_only: scripts/test.sh's
+    build-address/ and build-thread/ tiers skip it); 3-4 s on 2 cores."""
+    blk, nblk, per_send = 1 << 20, 500, 4
+    total = blk * nblk
+    base = os.urandom(blk)
+
+    def block(i):
+        return b"%08d" % i + base[8:]
+
+    c = tls_resp(srv.tls_port, ctx, timeout=60)
+    key = "big:500m"
+    c.s.sendall(b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n" % (len(key), key.encode(), total))
+    for i in range(0, nblk, per_send):
+        c.s.sendall(b"".join(block(j) for j in range(i, i + per_send)))
+    c.s.sendall(b"\r\n")
+    assert c.read() == "OK"
+    try:
+        assert c.call("STRLEN", key) == total
+        assert c.call("GETRANGE", key, 0, 15) == b"00000000" + base[8:16]
+        mid = 250 * blk
+        assert c.call("GETRANGE", key, mid - 4, mid + 11) == base[-4:] + b"00000250" + base[8:12]
+        assert c.call("GETRANGE", key, -10, -1) == base[-10:]
+        assert c.call("GETRANGE", key, total - 3, total + 100) == base[-3:]
+
+        c.send("GET", key)
+        assert c._line() == b"$%d" % total
+        buf = bytearray(blk)
+        mv = memoryview(buf)
+        pending, c.buf = c.buf, b""
+        for i in range(nblk):
+            filled = min(len(pending), blk)
+            buf[:filled] = pending[:filled]
+            pending = pending[filled:]
+            while filled < blk:
+                n = c.s.recv_into(mv[filled:])
+                assert n, "closed at block %d" % i
+                filled += n
+            assert buf == block(i), "block %d differs" % i
+        c.buf = pending
+        assert c._exact(0) == b""  # the final CRLF
+        assert c.call("PING") == "PONG"
+    finally:
+        c.call("DEL", key)
+        c.close()
+
+
+# --------------------------------------------- the plain and TLS ports at once
+
+def test_plain_and_tls_clients_at_once(srv, ctx):
+    """port and tls-port on one server: a plain and a TLS client connected
+    together share the data, MULTI/WATCH and blocking across the two."""
+    plain = Resp(srv.port)
+    t = tls_resp(srv.tls_port, ctx)
+    assert plain.call("DEL", "both", "bq") >= 0
+    assert plain.call("SET", "both", "from-plain") == "OK"
+    assert t.call("GET", "both") == b"from-plain"
+    assert t.call("APPEND", "both", "+tls") == len("from-plain+tls")
+    assert plain.call("GET", "both") == b"from-plain+tls"
+    # WATCH on the plain port, broken by a write over TLS.
+    assert plain.call("WATCH", "both") == "OK"
+    assert t.call("SET", "both", "x") == "OK"
+    assert plain.call("MULTI") == "OK"
+    assert plain.call("SET", "both", "y") == "QUEUED"
+    assert plain.call("EXEC") is None
+    # A TLS client blocked, served by a plain one.
+    t.send("BLPOP", "bq", "5")
+    time.sleep(0.1)
+    assert plain.call("RPUSH", "bq", "v") == 1
+    assert t.read() == [b"bq", b"v"]
+    plain.s.close()
+    t.close()
