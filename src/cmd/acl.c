@@ -724,14 +724,14 @@ void acl_init(void)
 
 static void refresh_all_clients(struct acl_user *u);
 
-void acl_set_requirepass(const char *pw)
+void acl_set_requirepass(const char *pw, size_t len)
 {
     pthread_rwlock_wrlock(&acl_lock);
     struct uver *v = uver_copy(default_user->v);
     user_apply(v, "resetpass", 9);
-    if (pw && pw[0]) {
+    if (pw && len) {
         char h[65];
-        sha256_hex(pw, strlen(pw), h);
+        sha256_hex(pw, len, h);
         v->pw = hk_realloc(v->pw, sizeof(*v->pw));
         memcpy(v->pw[0], h, 65);
         v->npw = 1;

@@ -24,8 +24,9 @@ extern long long acl_log_max_len;
 
 /* Start-up (cmd_init): the default user, +@all ~* &* on nopass. */
 void acl_init(void);
-/* requirepass: the default user's password ("" or NULL: nopass). */
-void acl_set_requirepass(const char *pw);
+/* requirepass: the default user's password, len bytes (binary-safe;
+ * 0 or NULL: nopass). */
+void acl_set_requirepass(const char *pw, size_t len);
 
 /* cmd_execute's slow path, when !c->acl_fast: binds a fresh connection to
  * the default user (and its authenticated state), then, once it is

@@ -88,6 +88,30 @@ static void retire(char *old)
     retired[nretired++] = old;
 }
 
+/* requirepass may hold NUL bytes (Redis's value is binary-safe): the
+ * value and its length are one allocation, published atomically (CONFIG
+ * GET may run on another worker than CONFIG SET; old ones are retired, not
+ * freed); cfg.requirepass points at its bytes.  A caller that knows a
+ * value's length (CONFIG SET, a config-file word with a \x00 escape) names
+ * that value and its length in binval_* around param_set (thread-local). */
+struct binstr {
+    size_t len;
+    char s[];
+};
+static struct binstr *requirepass_bin;
+static struct binstr *requirepass_now(void)
+{
+    static struct binstr none = {0};
+    struct binstr *b = __atomic_load_n(&requirepass_bin, __ATOMIC_ACQUIRE);
+    return b ? b : &none;
+}
+static __thread const char *binval_ptr;
+static __thread size_t binval_len;
+static size_t value_len(const char *v)
+{
+    return v == binval_ptr ? binval_len : strlen(v);
+}
+
 static const char *const loglevels[] = {"debug", "verbose", "notice", "warning", "nothing", NULL};
 static const char *const fsyncs[] = {"no", "everysec", "always", NULL};
 static const char *const sanitize_modes[] = {"no", "yes", "clients", NULL};
@@ -780,13 +804,23 @@ static int param_set(const struct param *p, int argc, char **argv, int apply, ch
         }
         if (apply) {
             char **sp = p->ptr;
-            retire(*sp);
             if (p->ptr == &cfg.requirepass) {
-                *sp = v[0] ? hk_strdup(v) : NULL;
-                acl_set_requirepass(*sp); /* the default user's password (cmd/acl.h) */
-            }
-            else
+                size_t n = value_len(v);
+                struct binstr *b = NULL;
+                if (n) {
+                    b = hk_malloc(sizeof(*b) + n + 1);
+                    b->len = n;
+                    memcpy(b->s, v, n);
+                    b->s[n] = 0;
+                }
+                retire((char *)requirepass_bin);
+                __atomic_store_n(&requirepass_bin, b, __ATOMIC_RELEASE);
+                __atomic_store_n(sp, b ? b->s : NULL, __ATOMIC_RELEASE);
+                acl_set_requirepass(b ? b->s : NULL, n); /* the default user's password (cmd/acl.h) */
+            } else {
+                retire(*sp);
                 *sp = hk_strdup(v);
+            }
         }
         return 0;
     case T_ENUM:
@@ -810,7 +844,18 @@ static int param_set(const struct param *p, int argc, char **argv, int apply, ch
     return -1;
 }
 
-int config_apply(int argc, char **argv, char *err, size_t errlen)
+/* param_set of the one value v, n bytes long (binary-safe for requirepass). */
+static int param_set_n(const struct param *p, char *v, size_t n, int apply, char *err, size_t errlen)
+{
+    binval_ptr = v;
+    binval_len = n;
+    int rc = param_set(p, 1, &v, apply, err, errlen);
+    binval_ptr = NULL;
+    return rc;
+}
+
+/* lens: the words' lengths (a word may hold NUL bytes), or NULL. */
+static int config_apply_lens(int argc, char **argv, const size_t *lens, char *err, size_t errlen)
 {
     const struct param *p;
     /* rename-command OLD NEW: start-up only (there is no CONFIG SET for
@@ -825,13 +870,30 @@ int config_apply(int argc, char **argv, char *err, size_t errlen)
         char *empty = "";
         return param_set(p, 1, &empty, 1, err, errlen);
     }
+    if (lens && argc == 2) {
+        if (param_set_n(p, argv[1], lens[1], 0, err, errlen) < 0)
+            return -1;
+        return param_set_n(p, argv[1], lens[1], 1, err, errlen);
+    }
     if (param_set(p, argc - 1, argv + 1, 0, err, errlen) < 0)
         return -1;
     return param_set(p, argc - 1, argv + 1, 1, err, errlen);
 }
 
-/* Split a config line into words with redis.conf quoting rules. */
-static int split_line(char *line, char **words, int max)
+int config_apply(int argc, char **argv, char *err, size_t errlen)
+{
+    return config_apply_lens(argc, argv, NULL, err, errlen);
+}
+
+static int hexval(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* Split a config line into words with redis.conf quoting rules (in double
+ * quotes \n \r \t \b \a and \xHH, which may make a NUL byte: lens gets
+ * each word's length; in single quotes \' only). */
+static int split_line(char *line, char **words, size_t *lens, int max)
 {
     int n = 0;
     char *p = line;
@@ -844,10 +906,16 @@ static int split_line(char *line, char **words, int max)
             char q = *p++;
             char *w = p, *o = p;
             while (*p && *p != q) {
-                if (q == '"' && *p == '\\' && p[1]) {
+                if (q == '"' && *p == '\\' && p[1] == 'x' && hexval(p[2]) >= 0 && hexval(p[3]) >= 0) {
+                    *o++ = (char)(hexval(p[2]) * 16 + hexval(p[3]));
+                    p += 4;
+                } else if (q == '"' && *p == '\\' && p[1]) {
                     p++;
-                    *o++ = *p == 'n' ? '\n' : *p == 't' ? '\t' : *p == 'r' ? '\r' : *p;
+                    *o++ = *p == 'n' ? '\n' : *p == 't' ? '\t' : *p == 'r' ? '\r' : *p == 'b' ? '\b' : *p == 'a' ? '\a' : *p;
                     p++;
+                } else if (q == '\'' && *p == '\\' && p[1] == '\'') {
+                    *o++ = '\'';
+                    p += 2;
                 } else {
                     *o++ = *p++;
                 }
@@ -856,13 +924,16 @@ static int split_line(char *line, char **words, int max)
                 return -1;
             p++;
             *o = 0;
+            lens[n] = (size_t)(o - w);
             words[n++] = w;
             if (*p && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n')
                 return -1;
         } else {
-            words[n++] = p;
+            char *w = p;
             while (*p && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n')
                 p++;
+            lens[n] = (size_t)(p - w);
+            words[n++] = w;
         }
         if (*p)
             *p++ = 0;
@@ -876,6 +947,7 @@ static int apply_text(char *text, const char *origin, char *err, size_t errlen)
     char *save = NULL;
     for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         char *words[128];
+        size_t lens[128];
         char e[256];
         int n;
         lineno++;
@@ -885,14 +957,14 @@ static int apply_text(char *text, const char *origin, char *err, size_t errlen)
             continue;
         char copy[1024];
         snprintf(copy, sizeof(copy), "%s", line);
-        n = split_line(line, words, 128);
+        n = split_line(line, words, lens, 128);
         if (n < 0) {
             snprintf(err, errlen, "*** FATAL CONFIG FILE ERROR ***\nReading the configuration file, at line %d\n>>> '%s'\nUnbalanced quotes in configuration line", lineno, copy);
             return -1;
         }
         if (n == 0)
             continue;
-        if (config_apply(n, words, e, sizeof(e)) < 0) {
+        if (config_apply_lens(n, words, lens, e, sizeof(e)) < 0) {
             snprintf(err, errlen, "*** FATAL CONFIG FILE ERROR (%s) ***\nReading the configuration file, at line %d\n>>> '%s'\n%s", origin, lineno, copy, e);
             return -1;
         }
@@ -992,9 +1064,14 @@ void config_command(struct client *c)
                         continue;
                     seen[i] |= (char)(1 << k);
                     char val[1024];
-                    param_get(p, val, sizeof(val));
                     reply_bulk_cstr(&c->out, shown);
-                    reply_bulk_cstr(&c->out, val);
+                    if (p->ptr == &cfg.requirepass) { /* binary-safe, any length */
+                        const struct binstr *rp = requirepass_now();
+                        reply_bulk(&c->out, rp->s, rp->len);
+                    } else {
+                        param_get(p, val, sizeof(val));
+                        reply_bulk_cstr(&c->out, val);
+                    }
                     n++;
                 }
             }
@@ -1038,7 +1115,7 @@ void config_command(struct client *c)
                         break;
                     }
                 }
-                if (ok && param_set(ps[k], 1, &vals[k], 0, err, sizeof(err)) < 0) {
+                if (ok && param_set_n(ps[k], vals[k], c->argvlen[j + 1], 0, err, sizeof(err)) < 0) {
                     reply_errorf(&c->out, "ERR CONFIG SET failed (possibly related to argument '%s') - %s", name, err);
                     ok = 0;
                 }
@@ -1048,17 +1125,27 @@ void config_command(struct client *c)
          * apply fails (a port already in use), every parameter applied
          * before it gets its old value back, as Redis rolls back. */
         char **olds = ok ? hk_calloc(sizeof(char *) * (size_t)npairs) : NULL;
+        size_t *oldlens = ok ? hk_calloc(sizeof(size_t) * (size_t)npairs) : NULL;
         int old_tls_port = __atomic_load_n(&tls_cfg.port, __ATOMIC_RELAXED);
         for (int k = 0; ok && k < npairs; k++) {
-            char cur[1024];
-            param_get(ps[k], cur, sizeof(cur));
-            olds[k] = hk_strdup(cur);
-            if (param_set(ps[k], 1, &vals[k], 1, err, sizeof(err)) < 0) {
+            if (ps[k]->ptr == &cfg.requirepass) { /* binary: its bytes, not CONFIG GET's text */
+                const struct binstr *rp = requirepass_now();
+                oldlens[k] = rp->len;
+                olds[k] = hk_malloc(rp->len + 1);
+                memcpy(olds[k], rp->s, rp->len);
+                olds[k][rp->len] = 0;
+            } else {
+                char cur[1024];
+                param_get(ps[k], cur, sizeof(cur));
+                olds[k] = hk_strdup(cur);
+                oldlens[k] = strlen(cur);
+            }
+            if (param_set_n(ps[k], vals[k], c->argvlen[2 + 2 * k + 1], 1, err, sizeof(err)) < 0) {
                 reply_errorf(&c->out, "ERR CONFIG SET failed (possibly related to argument '%s') - %s", ps[k]->name, err);
                 ok = 0;
                 char e2[256];
                 for (int q = k - 1; q >= 0; q--)
-                    (void)param_set(ps[q], 1, &olds[q], 1, e2, sizeof(e2));
+                    (void)param_set_n(ps[q], olds[q], oldlens[q], 1, e2, sizeof(e2));
             }
         }
         /* TLS: the context and the listeners follow the new tls-* values
@@ -1081,12 +1168,13 @@ void config_command(struct client *c)
                 ok = 0;
                 char e2[256];
                 for (int q = npairs - 1; q >= 0; q--)
-                    (void)param_set(ps[q], 1, &olds[q], 1, e2, sizeof(e2));
+                    (void)param_set_n(ps[q], olds[q], oldlens[q], 1, e2, sizeof(e2));
             }
         }
         for (int k = 0; olds && k < npairs; k++)
             hk_free(olds[k]);
         hk_free(olds);
+        hk_free(oldlens);
         for (int k = 0; k < npairs; k++)
             hk_free(vals[k]);
         hk_free(vals);
@@ -1196,10 +1284,11 @@ static void sb_rw(struct sbuf_rw *b, const char *s, size_t n)
 }
 
 /* s as a config-file string: always quoted, escaped as Redis's repr. */
-static void rw_quote(struct sbuf_rw *b, const char *s)
+static void rw_quote_n(struct sbuf_rw *b, const char *s, size_t n)
 {
+    const char *end = s + n;
     sb_rw(b, "\"", 1);
-    for (; *s; s++) {
+    for (; s < end; s++) {
         unsigned char ch = (unsigned char)*s;
         char esc[5];
         switch (ch) {
@@ -1208,6 +1297,8 @@ static void rw_quote(struct sbuf_rw *b, const char *s)
         case '\n': sb_rw(b, "\\n", 2); break;
         case '\r': sb_rw(b, "\\r", 2); break;
         case '\t': sb_rw(b, "\\t", 2); break;
+        case '\a': sb_rw(b, "\\a", 2); break;
+        case '\b': sb_rw(b, "\\b", 2); break;
         default:
             if (ch >= 0x20 && ch < 0x7f) {
                 sb_rw(b, (const char *)&ch, 1);
@@ -1218,6 +1309,11 @@ static void rw_quote(struct sbuf_rw *b, const char *s)
         }
     }
     sb_rw(b, "\"", 1);
+}
+
+static void rw_quote(struct sbuf_rw *b, const char *s)
+{
+    rw_quote_n(b, s, strlen(s));
 }
 
 /* The config-file line(s) of parameter p's current value (one per save
@@ -1264,6 +1360,9 @@ static int rw_param_lines(const struct param *p, char ***out)
             else
                 snprintf(mem, sizeof(mem), "%lld", bytes);
             sb_rw(&b, mem, strlen(mem));
+        } else if (p->ptr == &cfg.requirepass) {
+            const struct binstr *rp = requirepass_now();
+            rw_quote_n(&b, rp->s, rp->len);
         } else if (p->type == T_STR || val[0] == 0 || strpbrk(val, " \t\"'\\")) {
             rw_quote(&b, val);
         } else {
@@ -1356,7 +1455,8 @@ static int config_rewrite_file(const char *path, char *err, size_t errlen)
         int nl = rw_param_lines(&params[i], &lines), used = 0;
         char now[4096];
         param_get(&params[i], now, sizeof(now));
-        int force = !default_text || !default_text[i] || strcmp(now, default_text[i]) != 0;
+        int force = !default_text || !default_text[i] || strcmp(now, default_text[i]) != 0 ||
+                    (params[i].ptr == &cfg.requirepass && requirepass_now()->len); /* "\x00..." reads as "" */
         /* save "" must be written when no save points are left, or the
          * defaults would come back at the next start. */
         if (!strcmp(params[i].name, "save") && nl == 0) {

@@ -157,6 +157,32 @@ def test_requirepass_is_default_password(server, a):
     assert a.call("ACL", "LIST") == [b"user default on nopass sanitize-payload ~* &* +@all"]
 
 
+def test_binary_requirepass(server, a):
+    """requirepass is binary-safe (Redis's unit/auth): a NUL byte does not
+    cut it, so only the whole password authenticates; CONFIG GET shows it
+    whole.  ACL SETUSER >pass is binary-safe as well."""
+    try:
+        assert a.call("CONFIG", "SET", "requirepass", b"abc\x00def") == "OK"
+        assert as_map(a.call("CONFIG", "GET", "requirepass")) == {"requirepass": b"abc\x00def"}
+        c = Resp(server.port)
+        assert err(c.call("AUTH", "abc")).startswith("WRONGPASS")
+        assert err(c.call("AUTH", b"abc\x00")).startswith("WRONGPASS")
+        assert c.call("AUTH", b"abc\x00def") == "OK"
+        assert c.call("AUTH", "default", b"abc\x00def") == "OK"
+        c.close()
+        # The user's one password is the whole value's hash.
+        import hashlib
+        lst = a.call("ACL", "LIST")[0].decode()
+        assert "#" + hashlib.sha256(b"abc\x00def").hexdigest() in lst
+    finally:
+        a.call("CONFIG", "SET", "requirepass", "")
+    a.call("ACL", "SETUSER", "bin", "on", b">x\x00y", "+@all")
+    c = Resp(server.port)
+    assert err(c.call("AUTH", "bin", "x")).startswith("WRONGPASS")
+    assert c.call("AUTH", "bin", b"x\x00y") == "OK"
+    c.close()
+
+
 def test_default_user_password_via_acl(server, a):
     a.call("ACL", "SETUSER", "default", "resetpass", ">dp")
     c = Resp(server.port)
@@ -723,6 +749,7 @@ def test_info_denial_counters(server, a):
 
 @V72
 def test_blocked_command_checked_again_when_served(server, a):
+    a.call("CONFIG", "RESETSTAT")
     a.call("ACL", "SETUSER", "bl", "on", ">pw", "+@all", "allkeys")
     c = as_user(server, "bl")
     c.send("BLPOP", "bl:list", "0")
@@ -734,4 +761,8 @@ def test_blocked_command_checked_again_when_served(server, a):
     assert err(c.read()) == NOPERM_KEY
     assert a.call("LLEN", "bl:list") == 1  # nothing was popped
     assert c.call("PING") == "PONG"
+    # A rejected call, not a call (Redis 7.2's unit/acl): calls=0, usec=0.
+    line = [l for l in a.call("INFO", "commandstats").decode().split("\r\n") if l.startswith("cmdstat_blpop:")]
+    assert len(line) == 1 and line[0].startswith("cmdstat_blpop:calls=0,usec=0,"), line
+    assert ",rejected_calls=1,failed_calls=0" in line[0]
     c.close()

@@ -143,6 +143,34 @@ def test_restart_from_the_rewritten_file_has_the_same_config():
         cf.stop()
 
 
+def test_binary_requirepass_survives_a_rewrite():
+    """A requirepass with a NUL byte (and quotes, backslashes, control
+    bytes) is written escaped, as Redis's repr, and read back whole."""
+    pw = b'a\x00b"c\\d\x01e'
+    cf = Conf(BASE)
+    try:
+        c = cf.start()
+        c.config_set("requirepass", pw)
+        assert c.config_rewrite()
+        assert 'requirepass "a\\x00b\\"c\\\\d\\x01e"' in cf.text().splitlines()
+        cf.stop()
+        cf.proc = subprocess.Popen([SERVER, cf.path] + (["--threads", "2"] if MODE != "redis" else []),
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(500):
+            try:
+                r = redis.Redis(port=cf.port, password=pw)
+                r.ping()
+                break
+            except redis.ConnectionError:
+                assert cf.proc.poll() is None, "server exited"
+                time.sleep(0.01)
+        assert r.execute_command("CONFIG", "GET", "requirepass") in ([b"requirepass", pw], {b"requirepass": pw})
+        with pytest.raises(redis.RedisError, match="WRONGPASS|invalid password"):
+            redis.Redis(port=cf.port, password=b"a").ping()
+    finally:
+        cf.stop()
+
+
 def test_config_set_rolls_back_on_apply_error(r):
     """Several parameters are set all or nothing: a port already in use
     fails the apply, and maxmemory gets its old value back (as Redis)."""
