@@ -99,7 +99,8 @@ struct waiter {
     int nwait;                 /* queues it is in */
     struct wnode *nodes;
     struct reply out;          /* the reply of a serve */
-    unsigned long long dur_us; /* the serving re-execution's time (slow log) */
+    unsigned long long dur_us; /* the serving re-executions' time (serving thread) */
+    unsigned long long first_us; /* the call's time before it blocked (owner only) */
     struct acl_user *acl_user; /* a reference: ACLs are checked again when it is served (cmd/acl.h) */
     int rejected;              /* served with a NOPERM error instead */
 };
@@ -498,7 +499,7 @@ static int reexec(struct waiter *w)
     long long t0 = time_us();
     w->cmd->fn(&fake);
     long long t1 = time_us();
-    w->dur_us = (unsigned long long)(t1 > t0 ? t1 - t0 : 0);
+    w->dur_us += (unsigned long long)(t1 > t0 ? t1 - t0 : 0); /* one that blocks again adds up too */
     prop_call_end(&fake, pm, cmd_is_write);
     reexec_active = 0;
     w->out = fake.out;
@@ -621,6 +622,25 @@ static void count_unblock_error(struct client *c, const struct cmd *cmd, const c
     errorstat_add_reply(reply, len);
 }
 
+/* The blocked call ends (served, timed out or unblocked): it is counted in
+ * commandstats and its latency histogram now, once, with its execution
+ * time (before it blocked and when served), as Redis's updateStatsOnUnblock
+ * and reprocessed call() do.  Owner side. */
+static void count_call(struct client *c, const struct cmd *cmd, unsigned long long us)
+{
+    struct worker_stats *ws = &c->w->stats;
+    STAT_ADD(ws->cmd_calls[cmd->id], 1);
+    STAT_ADD(ws->cmd_usec[cmd->id], us);
+    if (__atomic_load_n(&cfg.latency_tracking, __ATOMIC_RELAXED))
+        latency_hist_record(c, cmd, us);
+}
+
+void blocking_note_call(struct client *c, unsigned long long dur_us)
+{
+    if (c->blocked)
+        c->blocked->first_us += dur_us;
+}
+
 static void unblock_client(struct client *c)
 {
     struct waiter *w = c->blocked;
@@ -640,16 +660,19 @@ static void deliver(struct worker *wk, void *arg)
     }
     struct client *c = w->c;
     reply_raw(&c->out, w->out.buf, w->out.len);
-    if (w->rejected) { /* a rejected call, as Redis counts it */
+    unsigned long long us = w->first_us + w->dur_us;
+    if (w->rejected) { /* a rejected call, as Redis counts it (not a call) */
         STAT_ADD(c->w->stats.errors, 1);
         STAT_ADD(c->w->stats.cmd_rejected[w->cmd->id], 1);
         errorstat_add_reply(w->out.buf, w->out.len);
     } else {
+        count_call(c, w->cmd, us);
         count_unblock_error(c, w->cmd, w->out.buf, w->out.len);
     }
     unblock_client(c);
     /* Redis logs a blocking command once it is served, not when it blocks. */
-    slowlog_check_args(c, w->cmd, w->argc, (const char *const *)w->argv, w->argvlen, w->dur_us);
+    if (!w->rejected)
+        slowlog_check_args(c, w->cmd, w->argc, (const char *const *)w->argv, w->argvlen, us);
     free_waiter(w);
     client_unblocked(c);
 }
@@ -674,10 +697,11 @@ static int cancel(struct client *c, int how)
         if (c->out.len > at)
             count_unblock_error(c, w->cmd, c->out.buf + at, c->out.len - at);
     }
+    count_call(c, w->cmd, w->first_us);
     unblock_client(c);
     /* Timed out or unblocked: the call ends here, and is logged (Redis's
      * updateStatsOnUnblock); it spent no time executing since it blocked. */
-    slowlog_check_args(c, w->cmd, w->argc, (const char *const *)w->argv, w->argvlen, 0);
+    slowlog_check_args(c, w->cmd, w->argc, (const char *const *)w->argv, w->argvlen, w->first_us);
     free_waiter(w);
     return 1;
 }

@@ -50,6 +50,11 @@ int parse_block_timeout(struct client *c, int i, long long *deadline_ms);
 #define BLOCK_STREAM_GROUP 0x40
 void block_on_keys(struct client *c, const int *kidx, int n, int type, long long deadline_ms, int null_kind);
 
+/* The dispatcher: c's command just blocked after dur_us of execution.
+ * Its call is counted (INFO commandstats, latency histogram) when it ends:
+ * served, timed out or unblocked, not now (Redis 7.2). */
+void blocking_note_call(struct client *c, unsigned long long dur_us);
+
 /* Whether the running command is a serve's re-execution of a blocked
  * client's command (on the serving thread). */
 int blocking_in_reexec(void);

@@ -493,10 +493,17 @@ run:
         long long t1 = time_us();
         c->w->now_us = t1;
         unsigned long long dur = (unsigned long long)(t1 > t0 ? t1 - t0 : 0);
-        STAT_ADD(ws->cmd_calls[cmd->id], 1);
-        STAT_ADD(ws->cmd_usec[cmd->id], dur);
-        /* Slow log, latency events, histogram (cmd/slowlog.h). */
-        cmd_latency_hooks(c, cmd, dur);
+        if (__builtin_expect((c->flags & CF_BLOCKED) != 0, 0)) {
+            /* Counted once, when it ends (cmd/blocking.h); the slow log
+             * too, but the latency monitor sees this execution now. */
+            blocking_note_call(c, dur);
+            latency_cmd_event(cmd, dur);
+        } else {
+            STAT_ADD(ws->cmd_calls[cmd->id], 1);
+            STAT_ADD(ws->cmd_usec[cmd->id], dur);
+            /* Slow log, latency events, histogram (cmd/slowlog.h). */
+            cmd_latency_hooks(c, cmd, dur);
+        }
         if (c->out.len > before && c->out.buf[before] == '-') {
             STAT_ADD(ws->cmd_failed[cmd->id], 1);
             if (!(c->flags & CF_ERR_COUNTED)) {

@@ -188,6 +188,43 @@ def test_blocked_call_ending_in_error(server, c):
     b.s.close()
 
 
+@pytest.mark.skipif(IS_REDIS, reason="Redis 7.2 behaviour (7.0 counts the call when it blocks)")
+def test_blocked_call_counted_once_when_it_ends(server, c):
+    """A command that blocks is not a call yet: commandstats (and the
+    latency histogram) count it once, when it is served, times out or is
+    unblocked; a client that leaves while blocked is never counted
+    (Redis 7.2's updateStatsOnUnblock and reprocessed call())."""
+    b = Resp(server.port)
+    b.send("BLPOP", "l", "0")
+    wait_blocked(c, 1)
+    assert cmdstat(c, "blpop") is None
+    c.call("RPUSH", "l", "x")
+    assert b.read() == [b"l", b"x"]
+    assert cmdstat(c, "blpop") == (1, 0, 0)
+    # Timed out: one more call.
+    assert b.call("BLPOP", "l", "0.05") is None
+    assert cmdstat(c, "blpop") == (2, 0, 0)
+    # CLIENT UNBLOCK (a timeout reply): one more.
+    cid = b.call("CLIENT", "ID")
+    b.send("BRPOP", "l", "0")
+    wait_blocked(c, 1)
+    assert cmdstat(c, "brpop") is None
+    assert c.call("CLIENT", "UNBLOCK", str(cid)) == 1
+    assert b.read() is None
+    assert cmdstat(c, "brpop") == (1, 0, 0)
+    # Gone while blocked: not counted.
+    b.send("BLMOVE", "l", "m", "LEFT", "LEFT", "0")
+    wait_blocked(c, 1)
+    b.s.close()
+    wait_blocked(c, 0)
+    assert cmdstat(c, "blmove") is None
+    # The histogram has as many samples as calls.
+    lat = c.call("LATENCY", "HISTOGRAM", "blpop")
+    flat = lat[1] if isinstance(lat, list) else list(lat.values())[0]
+    info = dict(zip(flat[0::2], flat[1::2])) if isinstance(flat, list) else flat
+    assert info[b"calls"] == 2
+
+
 def test_made_up_codes_are_capped(c):
     """Scripts can make up error codes: past 128 distinct codes counting stops
     (the counts reset, ERRORSTATS_DISABLED:count=1) until CONFIG RESETSTAT,
