@@ -13,6 +13,9 @@
 #   pipeline 16 (N16 requests) and pipeline 1 (N1 requests);
 #   handshakes: PING with a new connection per request (redis-benchmark
 #   -k 0, HS requests), i.e. a full TLS handshake each.
+# HotKV runs twice: with io-uring (the default: TLS reads join the loop
+# turn's io_uring batch) and with --io-uring no (read(2)), so the report
+# says which is faster (docs/architecture.md, "TLS").
 # Per run: requests/s and the server's CPU time per request (utime + stime
 # from /proc/<pid>/stat).  Requests per second per server core is 1 / CPU
 # per request: the figure that counts when the load generator, not the
@@ -92,12 +95,14 @@ if [ -n "${RESULTS:-}" ]; then
     ROUNDS=$(awk '{sub("round=", "", $1); print $1}' "$RES" | sort -n | tail -n 1)
 fi
 declare -A PID PORT TPORT
-for s in $([ -n "${RESULTS:-}" ] || echo hotkv redis); do
+SERVERS="hotkv hotkv-noring redis"
+for s in $([ -n "${RESULTS:-}" ] || echo $SERVERS); do
     case $s in
         hotkv) HOTKV_EXTRA=(--threads 1 --save "" --appendonly no "${TLS_ARGS[@]}") ;;
+        hotkv-noring) HOTKV_EXTRA=(--threads 1 --save "" --appendonly no --io-uring no "${TLS_ARGS[@]}") ;;
         redis) REDIS_ARGS=(--save "" --appendonly no "${TLS_ARGS[@]}") ;;
     esac
-    start_server "$s" "$s"
+    start_server "${s%-noring}" "$s"
     PID[$s]=$SRV_PID PORT[$s]=$SRV_PORT
     TPORT[$s]=$(free_port) || die "no free port"
     [ "$("$RCLI" -p "$SRV_PORT" CONFIG SET tls-port "${TPORT[$s]}")" = OK ] || die "$s: CONFIG SET tls-port failed"
@@ -105,7 +110,7 @@ for s in $([ -n "${RESULTS:-}" ] || echo hotkv redis); do
 done
 for r in $([ -n "${RESULTS:-}" ] || seq "$ROUNDS"); do
     for t in get16 set16 get1 set1 hs; do
-        for s in hotkv redis; do
+        for s in $SERVERS; do
             SRV_PID=${PID[$s]} SRV_PORT=${PORT[$s]} TLS_PORT=${TPORT[$s]}
             line=$(run_one "$s" "$t")
             log "round $r: $line"
@@ -136,25 +141,28 @@ report() {
     for t in get16 set16 get1 set1 hs; do
         rr0=$(awk -v t=$t '$3 == t && $2 == "redis" {sub("rps=", "", $4); print $4}' "$RES" | median)
         cc0=$(awk -v t=$t '$3 == t && $2 == "redis" {sub("cpu_us_per_req=", "", $5); print $5}' "$RES" | median)
-        for s in hotkv redis; do
+        for s in $SERVERS; do
             rr=$(awk -v t=$t -v s=$s '$3 == t && $2 == s {sub("rps=", "", $4); print $4}' "$RES" | median)
             cc=$(awk -v t=$t -v s=$s '$3 == t && $2 == s {sub("cpu_us_per_req=", "", $5); print $5}' "$RES" | median)
             awk -v n="$(name_of $t)" -v s=$s -v r="$rr" -v c="$cc" -v r0="$rr0" -v c0="$cc0" \
-                'BEGIN {label = "redis-server"; if (s == "hotkv") label = "HotKV"; pc = 0; adv = 0;
+                'BEGIN {label = "redis-server"; if (s == "hotkv") label = "HotKV"; if (s == "hotkv-noring") label = "HotKV, io-uring no";
+                        pc = 0; adv = 0;
                         if (c > 0) { pc = 1e6 / c; adv = c0 / c }
                         printf "| %s | %s | %.0f | %.2f | %.0f | %.2fx | %.2fx |\n", n, label, r, c, pc, r / r0, adv}'
         done
     done
     echo
-    echo "Paired per round (the two runs of a round are back to back), median of the per-round ratios:"
+    echo "Paired per round (the runs of a round are back to back), median of the per-round ratios; the last column is HotKV's server CPU per request with io-uring no over with io-uring yes (above 1: the ring path is cheaper):"
     echo
-    echo "| test | requests/s, HotKV / redis | per server core, HotKV / redis |"
-    echo "|---|---|---|"
+    echo "| test | requests/s, HotKV / redis | per server core, HotKV / redis | CPU/request, io-uring no / yes |"
+    echo "|---|---|---|---|"
     for t in get16 set16 get1 set1 hs; do
         awk -v t=$t '$3 == t {sub("rps=", "", $4); sub("cpu_us_per_req=", "", $5); r[$1, $2] = $4; c[$1, $2] = $5; rounds[$1] = 1}
-            END {for (k in rounds) { if (c[k, "hotkv"] > 0) printf "%s %s\n", r[k, "hotkv"] / r[k, "redis"], c[k, "redis"] / c[k, "hotkv"] }}' \
+            END {for (k in rounds) { if (c[k, "hotkv"] > 0) printf "%s %s %s\n", r[k, "hotkv"] / r[k, "redis"], c[k, "redis"] / c[k, "hotkv"],
+                                                                 c[k, "hotkv-noring"] / c[k, "hotkv"] }}' \
             "$RES" >"$W/pairs"
-        printf "| %s | %.2fx | %.2fx |\n" "$(name_of $t)" "$(cut -d' ' -f1 "$W/pairs" | median)" "$(cut -d' ' -f2 "$W/pairs" | median)"
+        printf "| %s | %.2fx | %.2fx | %.2fx |\n" "$(name_of $t)" "$(cut -d' ' -f1 "$W/pairs" | median)" "$(cut -d' ' -f2 "$W/pairs" | median)" \
+            "$(cut -d' ' -f3 "$W/pairs" | median)"
     done
     echo
     echo "Every run:"

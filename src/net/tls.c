@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <openssl/decoder.h>
@@ -25,6 +26,7 @@
 #include <openssl/ssl.h>
 
 #include "../base/log.h"
+#include "../base/mem.h"
 #include "../server.h"
 
 struct tls_settings tls_cfg;
@@ -361,6 +363,99 @@ int tls_apply(int ctx_changed, int port_changed, int old_port, char *err, size_t
 
 /* ------------------------------------------------- one connection --- */
 
+/* The socket BIO of a connection: OpenSSL's own socket BIO, except that
+ * its reads first take the bytes the worker already received for it
+ * (tls_conn_feed: a loop turn's io_uring recv, docs/architecture.md,
+ * "TLS").  Only then does a read reach the socket, with read(2), as
+ * OpenSSL's would; writes are send(2).  So with nothing fed it behaves
+ * exactly as a socket BIO, and the worker's epoll logic is the same.
+ * Owned by the connection's worker, as its SSL. */
+struct tls_io {
+    int fd;
+    const unsigned char *fed; /* bytes received for OpenSSL, not yet read by it */
+    size_t nfed;
+    unsigned char *own; /* where fed bytes move when the worker's buffer is reused (tls_conn_keep) */
+    size_t owncap;
+};
+
+static BIO_METHOD *io_method;
+static pthread_once_t io_once = PTHREAD_ONCE_INIT;
+
+static int io_would_block(int e)
+{
+    return e == EAGAIN || e == EWOULDBLOCK || e == EINTR;
+}
+
+static int io_read(BIO *b, char *out, size_t n, size_t *got)
+{
+    struct tls_io *io = BIO_get_data(b);
+    BIO_clear_retry_flags(b);
+    if (io->nfed) {
+        size_t k = n < io->nfed ? n : io->nfed;
+        memcpy(out, io->fed, k);
+        io->fed += k;
+        io->nfed -= k;
+        *got = k;
+        return 1;
+    }
+    ssize_t r = read(io->fd, out, n);
+    if (r > 0) {
+        *got = (size_t)r;
+        return 1;
+    }
+    if (r < 0 && io_would_block(errno))
+        BIO_set_retry_read(b);
+    return 0; /* 0: the peer closed; -1: errno says why */
+}
+
+static int io_write(BIO *b, const char *in, size_t n, size_t *put)
+{
+    struct tls_io *io = BIO_get_data(b);
+    BIO_clear_retry_flags(b);
+    ssize_t r = send(io->fd, in, n, MSG_NOSIGNAL);
+    if (r >= 0) {
+        *put = (size_t)r;
+        return 1;
+    }
+    if (io_would_block(errno))
+        BIO_set_retry_write(b);
+    return 0;
+}
+
+static long io_ctrl(BIO *b, int cmd, long num, void *ptr)
+{
+    (void)b;
+    (void)num;
+    (void)ptr;
+    return cmd == BIO_CTRL_FLUSH ? 1 : 0;
+}
+
+static int io_destroy(BIO *b)
+{
+    struct tls_io *io = BIO_get_data(b);
+    if (io) {
+        hk_free(io->own);
+        hk_free(io);
+        BIO_set_data(b, NULL);
+    }
+    return 1;
+}
+
+static void io_method_make(void)
+{
+    BIO_METHOD *m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK | BIO_TYPE_DESCRIPTOR, "hotkv socket");
+    if (m && BIO_meth_set_read_ex(m, io_read) && BIO_meth_set_write_ex(m, io_write) && BIO_meth_set_ctrl(m, io_ctrl) &&
+        BIO_meth_set_destroy(m, io_destroy))
+        io_method = m;
+    else
+        BIO_meth_free(m);
+}
+
+static struct tls_io *conn_io(void *ssl)
+{
+    return BIO_get_data(SSL_get_rbio(ssl));
+}
+
 void *tls_conn_new(int fd)
 {
     pthread_mutex_lock(&ctx_lock);
@@ -376,11 +471,19 @@ void *tls_conn_new(int fd)
                    : mode == TLS_AUTH_OPTIONAL ? SSL_VERIFY_PEER
                                                : SSL_VERIFY_NONE,
                    NULL);
-    if (!SSL_set_fd(ssl, fd)) {
+    pthread_once(&io_once, io_method_make);
+    struct tls_io *io = hk_calloc(sizeof(*io));
+    BIO *b = io_method ? BIO_new(io_method) : NULL;
+    if (!b) {
+        hk_free(io);
         ERR_clear_error();
         SSL_free(ssl);
         return NULL;
     }
+    io->fd = fd;
+    BIO_set_data(b, io);
+    BIO_set_init(b, 1);
+    SSL_set_bio(ssl, b, b); /* the SSL owns b (and b io, io_destroy) */
     SSL_set_accept_state(ssl);
     return ssl;
 }
@@ -452,7 +555,33 @@ ssize_t tls_conn_write(void *p, const void *buf, size_t n, int *want)
 
 int tls_conn_has_pending(void *p)
 {
-    return SSL_has_pending((SSL *)p);
+    return SSL_has_pending((SSL *)p) || conn_io(p)->nfed;
+}
+
+void tls_conn_feed(void *p, const void *buf, size_t n)
+{
+    struct tls_io *io = conn_io(p);
+    io->fed = buf;
+    io->nfed = n;
+}
+
+size_t tls_conn_fed(void *p)
+{
+    return conn_io(p)->nfed;
+}
+
+void tls_conn_keep(void *p)
+{
+    struct tls_io *io = conn_io(p);
+    if (!io->nfed || (io->own && io->fed >= io->own && io->fed < io->own + io->owncap))
+        return;
+    if (io->owncap < io->nfed) {
+        hk_free(io->own);
+        io->own = hk_malloc(io->nfed);
+        io->owncap = io->nfed;
+    }
+    memmove(io->own, io->fed, io->nfed);
+    io->fed = io->own;
 }
 
 int tls_conn_peer_cn(void *p, char *buf, size_t cap)

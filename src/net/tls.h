@@ -81,6 +81,15 @@ ssize_t tls_conn_write(void *ssl, const void *buf, size_t n, int *want);
 /* Bytes OpenSSL holds for this connection that a read would return
  * without the socket being readable (epoll cannot see them). */
 int tls_conn_has_pending(void *ssl);
+/* io_uring reads (net/worker.c turn_io): n bytes the worker received from
+ * the socket for this connection, at buf, which OpenSSL's next reads take
+ * before the socket.  buf must stay valid until tls_conn_keep(), which
+ * moves what OpenSSL has not read yet into the connection's own memory
+ * (normally nothing: the worker reads until tls_conn_has_pending is 0).
+ * tls_conn_fed: bytes fed and not read yet. */
+void tls_conn_feed(void *ssl, const void *buf, size_t n);
+size_t tls_conn_fed(void *ssl);
+void tls_conn_keep(void *ssl);
 /* The subject CN of the client certificate the handshake verified, into
  * buf (NUL-terminated): its length, or -1 if there is none (no
  * certificate, not verified, no CN, or a CN longer than cap - 1 or

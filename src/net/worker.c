@@ -976,6 +976,11 @@ static _Thread_local int turn_n;
 
 static _Thread_local struct io_uring ring;
 static _Thread_local int ring_on, ring_made;
+/* TLS clients' ring reads: one TLS_SLOT slot per op of a turn, made when
+ * the worker first reads a TLS client (1 MB); a request bigger than a
+ * slot reads the rest with read(2) (tls_conn_feed, net/tls.h). */
+#define TLS_SLOT 4096
+static _Thread_local char *tls_slots;
 atomic_int io_uring_workers; /* workers whose ring is on (INFO server) */
 
 static void ring_init(struct worker *w)
@@ -1009,6 +1014,8 @@ static void ring_exit(void)
         io_uring_queue_exit(&ring);
         ring_made = 0;
     }
+    hk_free(tls_slots);
+    tls_slots = NULL;
 }
 
 /* The operations queued for ops[0..n) (user_data: the index) go to the
@@ -1060,10 +1067,21 @@ static void turn_io(struct ring_op *ops, int n)
         struct client *c = ops[i].c;
         ops[i].state = 0;
         if (HK_UNLIKELY(c->tls != NULL)) {
-            /* TLS reads take the plain path (SSL_read, tls_read) below. */
+            /* TLS: the ciphertext comes in with the turn's other reads,
+             * into a slot of tls_slots, and SSL_read (tls_read, below)
+             * takes it from there before it reads the socket itself.  A
+             * handshake, or a read that waits for the socket to be
+             * writable, goes straight to tls_read. */
             if (tls_read_event(c, ops[i].events)) {
                 ops[i].state = 1;
                 ops[i].res = RING_NOT_RUN;
+                if (ring_on && !(c->tls_flags & (TLSF_HANDSHAKE | TLSF_READ_WANT_WRITE)) && !tls_conn_fed(c->tls) &&
+                    (tls_slots || (tls_slots = hk_malloc((size_t)RING_DEPTH * TLS_SLOT)))) {
+                    struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+                    io_uring_prep_recv(sqe, c->fd, tls_slots + (size_t)i * TLS_SLOT, TLS_SLOT, MSG_DONTWAIT);
+                    sqe->user_data = (uint64_t)i;
+                    queued++;
+                }
             }
             continue;
         }
@@ -1087,7 +1105,13 @@ static void turn_io(struct ring_op *ops, int n)
         struct client *c = ops[i].c;
         ssize_t r = ops[i].res;
         if (HK_UNLIKELY(c->tls != NULL)) {
+            /* Nothing fed when the recv failed or found nothing: the read
+             * (EOF, error or EAGAIN) is then SSL_read's own. */
+            if (r != RING_NOT_RUN && r > 0)
+                tls_conn_feed(c->tls, tls_slots + (size_t)i * TLS_SLOT, (size_t)r);
             int rc = tls_read(c);
+            if (rc >= 0 && r != RING_NOT_RUN)
+                tls_conn_keep(c->tls); /* the slot is reused next turn */
             ops[i].state = rc < 0 ? -1 : rc == 1 ? 2 : 0;
             continue;
         }

@@ -232,6 +232,36 @@ def test_pipelining_many_records(srv, ctx):
     c.close()
 
 
+@pytest.mark.skipif(IS_REDIS, reason="io-uring is HotKV's own option")
+@pytest.mark.parametrize("ring", ["yes", "no"])
+def test_ring_and_plain_reads(certs, ring):
+    """TLS reads come in through the worker's io_uring batch (a 4 KB slot
+    per client, fed to OpenSSL before it reads the socket itself) or with
+    read(2) (io-uring no): pipelines, records bigger than a slot, and many
+    clients in one loop turn, both ways."""
+    s = TlsServer(certs, "--io-uring", ring)
+    try:
+        ctx = client_ctx(certs)
+        cs = [tls_resp(s.tls_port, ctx) for _ in range(20)]
+        for k, c in enumerate(cs):  # every client's request in the same turns
+            c.s.sendall(b"".join(encode_command("SET", "r:%d:%d" % (k, i), "x" * (i * 37 % 9000)) for i in range(40)))
+        for c in cs:
+            for _ in range(40):
+                assert c.read() == "OK"
+        for k, c in enumerate(cs):
+            c.s.sendall(b"".join(encode_command("GET", "r:%d:%d" % (k, i)) for i in range(40)))
+        for k, c in enumerate(cs):
+            for i in range(40):
+                assert c.read() == b"x" * (i * 37 % 9000)
+            c.close()
+        info = s.plain().info("server")
+        with open(os.path.join(s.dir, "server.log")) as f:
+            refused = "io_uring unavailable" in f.read()  # a kernel without io_uring: the fallback ran
+        assert int(info["io_uring_workers"]) == (2 if ring == "yes" and not refused else 0)
+    finally:
+        assert s.stop() == 0
+
+
 def test_pipelining_byte_by_byte(srv, ctx):
     """One TLS record per byte: a command assembled from 1-byte records."""
     c = tls_resp(srv.tls_port, ctx)
