@@ -25,7 +25,8 @@
 #   ROUNDS (5), N16 (1000000), N1 (150000), HS (3000), CONNS (50), KEY,
 #   HOTKV_BIN (build/hotkv-server), REDIS_BIN (redis-server), PORTS (a
 #   LO-HI range for the servers' ports, default any free one),
-#   SERVER_CPU (0), CLIENT_CPU (1)
+#   SERVER_CPU (0), CLIENT_CPU (1), TESTS (the tests to run, default
+#   "get16 set16 get1 set1 hs")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=
@@ -35,6 +36,7 @@ while [ $# -gt 0 ]; do
         *) echo "usage: $0 [-o REPORT.md]" >&2; exit 2 ;;
     esac
 done
+TESTS=${TESTS:-get16 set16 get1 set1 hs}
 ROUNDS=${ROUNDS:-5} N16=${N16:-1000000} N1=${N1:-150000} HS=${HS:-3000} CONNS=${CONNS:-50}
 KEY=${KEY:-rsa:2048}
 HOTKV=$(realpath "${HOTKV_BIN:-build/hotkv-server}") REDIS=${REDIS_BIN:-redis-server}
@@ -109,7 +111,7 @@ for s in $([ -n "${RESULTS:-}" ] || echo $SERVERS); do
     [ "$("$RCLI" -p "${TPORT[$s]}" "${CLIENT_TLS[@]}" PING)" = PONG ] || die "$s: no PING over TLS"
 done
 for r in $([ -n "${RESULTS:-}" ] || seq "$ROUNDS"); do
-    for t in get16 set16 get1 set1 hs; do
+    for t in $TESTS; do
         for s in $SERVERS; do
             SRV_PID=${PID[$s]} SRV_PORT=${PORT[$s]} TLS_PORT=${TPORT[$s]}
             line=$(run_one "$s" "$t")
@@ -129,7 +131,7 @@ name_of() {
 report() {
     echo "# TLS: HotKV vs redis-server"
     echo
-    echo "Command: \`bench/tls.sh${OUT:+ -o $OUT}\` (ROUNDS=$ROUNDS N16=$N16 N1=$N1 HS=$HS CONNS=$CONNS KEY=$KEY)  "
+    echo "Command: \`bench/tls.sh${OUT:+ -o $OUT}\` (TESTS=\"$TESTS\" ROUNDS=$ROUNDS N16=$N16 N1=$N1 HS=$HS CONNS=$CONNS KEY=$KEY)  "
     echo "HotKV: \`$HOTKV --threads 1\` ($(git rev-parse --short HEAD)$(git diff --quiet || echo ', tree modified')); redis: $($REDIS --version | awk '{print $3, $4}'); $(openssl version)  "
     echo "TLS: TLSv1.3, $SUITE, $KEY certificates, tls-auth-clients yes (redis-benchmark presents a client certificate), session caching on (redis-benchmark does not resume).  "
     echo "Machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg) at the end; servers on core $SERVER_CPU, redis-benchmark (1 thread) on core $CLIENT_CPU.  "
@@ -138,7 +140,7 @@ report() {
     echo "| test | server | requests/s | server CPU us/request | requests/s per server core | requests/s vs redis | per core vs redis |"
     echo "|---|---|---|---|---|---|---|"
     local t s rr cc rr0 cc0
-    for t in get16 set16 get1 set1 hs; do
+    for t in $TESTS; do
         rr0=$(awk -v t=$t '$3 == t && $2 == "redis" {sub("rps=", "", $4); print $4}' "$RES" | median)
         cc0=$(awk -v t=$t '$3 == t && $2 == "redis" {sub("cpu_us_per_req=", "", $5); print $5}' "$RES" | median)
         for s in $SERVERS; do
@@ -156,7 +158,7 @@ report() {
     echo
     echo "| test | requests/s, HotKV / redis | per server core, HotKV / redis | CPU/request, io-uring no / yes |"
     echo "|---|---|---|---|"
-    for t in get16 set16 get1 set1 hs; do
+    for t in $TESTS; do
         awk -v t=$t '$3 == t {sub("rps=", "", $4); sub("cpu_us_per_req=", "", $5); r[$1, $2] = $4; c[$1, $2] = $5; rounds[$1] = 1}
             END {for (k in rounds) { if (c[k, "hotkv"] > 0) printf "%s %s %s\n", r[k, "hotkv"] / r[k, "redis"], c[k, "redis"] / c[k, "hotkv"],
                                                                  c[k, "hotkv-noring"] / c[k, "hotkv"] }}' \
