@@ -1178,17 +1178,17 @@ static int ct_eq(const char *a, const char *b, size_t n)
     return d == 0;
 }
 
-int acl_authenticate(struct client *c, const char *user, size_t ulen, const char *pass, size_t plen)
+/* c becomes the user named name if it is on and, when h (the SHA-256 hex
+ * of a password) is given, nopass or holding that password: 1; else 0 and
+ * nothing changes. */
+static int login(struct client *c, const char *name, size_t len, const char *h)
 {
-    char h[65];
-    int ok = 0;
     struct acl_user *old = NULL;
-    sha256_hex(pass, plen, h);
+    int ok = 0;
     pthread_rwlock_rdlock(&acl_lock);
-    struct acl_user *u = user_find(user, ulen);
+    struct acl_user *u = user_find(name, len);
     if (u && !(u->v->flags & U_OFF)) {
-        if (u->v->flags & U_NOPASS)
-            ok = 1;
+        ok = !h || (u->v->flags & U_NOPASS);
         for (int i = 0; i < u->v->npw && !ok; i++)
             ok = ct_eq(u->v->pw[i], h, 64);
     }
@@ -1201,8 +1201,16 @@ int acl_authenticate(struct client *c, const char *user, size_t ulen, const char
         user_unref(old);
         c->authenticated = 1;
         c->parser.authenticated = 1;
-        return 0;
     }
+    return ok;
+}
+
+int acl_authenticate(struct client *c, const char *user, size_t ulen, const char *pass, size_t plen)
+{
+    char h[65];
+    sha256_hex(pass, plen, h);
+    if (login(c, user, ulen, h))
+        return 0;
     acl_log_add(c, D_AUTH, c->ms && multi_in_progress(c) ? ACL_CTX_MULTI : ACL_CTX_TOPLEVEL, c->argv[0],
                 c->argvlen[0], user, ulen);
     return -1;
@@ -1216,22 +1224,8 @@ int acl_authenticate(struct client *c, const char *user, size_t ulen, const char
  * as username. */
 void acl_authenticate_cert(struct client *c, const char *name, size_t len)
 {
-    struct acl_user *old = NULL;
-    pthread_rwlock_rdlock(&acl_lock);
-    struct acl_user *u = user_find(name, len);
-    int ok = u && !(u->v->flags & U_OFF);
-    if (ok) {
-        atomic_fetch_add(&u->refs, 1);
-        bind_user(c, u, &old);
-    }
-    pthread_rwlock_unlock(&acl_lock);
-    if (ok) {
-        user_unref(old);
-        c->authenticated = 1;
-        c->parser.authenticated = 1;
-        return;
-    }
-    acl_log_add(c, D_TLS_CERT, ACL_CTX_TOPLEVEL, "tls-cert", 8, name, len);
+    if (!login(c, name, len, NULL))
+        acl_log_add(c, D_TLS_CERT, ACL_CTX_TOPLEVEL, "tls-cert", 8, name, len);
 }
 
 /* ------------------------------------------------- refresh and kill --- */
