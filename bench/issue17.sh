@@ -37,21 +37,10 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-CG_N=${CG_N:-100000}; N=${N:-400000}
-CG_N=$(( (CG_N + 15) / 16 * 16 ))
-SERVER_CPU=${SERVER_CPU:-0}; CLIENT_CPU=${CLIENT_CPU:-1}
-HOTKV=$(readlink -f "${HOTKV_BIN:-build/hotkv-server}")
-REDIS=$(command -v "${REDIS_BIN:-redis-server}") || die "redis-server not found"
-[ -x "$HOTKV" ] || die "HotKV binary not found: ${HOTKV_BIN:-build/hotkv-server} (make first)"
-RB=redis-benchmark; RCLI=redis-cli; PY=/usr/bin/python3
-for t in $RB $RCLI valgrind callgrind_control taskset; do command -v $t >/dev/null || die "missing tool: $t"; done
-W=$(mktemp -d /tmp/hotkv-issue17.XXXXXX)
-mkdir -p "$W/res"
-HOTKV_EXTRA=(--threads 1 --save "")
-REDIS_ARGS=(--save "" --appendonly no)
+N=${N:-400000}
 # shellcheck source=bench/lib.sh
 . "$ROOT/bench/lib.sh"
-client() { taskset -c "$CLIENT_CPU" "$@"; }
+cg_bench_env issue17
 
 # preload PORT: 1000 HLLs of 100 elements, a 10,000-member geo set
 preload() {

@@ -6,6 +6,31 @@
 # SERVER_CPU and PORTS (free_port) (a script may define its own start_server/stop_server after
 # sourcing this, as suite.sh does).
 SERVER_PIDS=()
+W=${W:-}
+
+# cg_bench_env NAME: the set-up of the scripts that run HotKV and
+# redis-server side by side under callgrind and redis-benchmark (acl.sh,
+# issue17.sh): CG_N (requests per callgrind run, a multiple of 16),
+# SERVER_CPU / CLIENT_CPU, HOTKV / REDIS (checked), RB, RCLI, PY, the tools
+# they need, the scratch dir W (with W/res), one-thread servers without
+# persistence, and client() to run a command on the client core.
+cg_bench_env() {
+    W=$(mktemp -d "/tmp/hotkv-$1.XXXXXX")
+    mkdir -p "$W/res"
+    CG_N=${CG_N:-100000}
+    CG_N=$(( (CG_N + 15) / 16 * 16 ))
+    SERVER_CPU=${SERVER_CPU:-0}; CLIENT_CPU=${CLIENT_CPU:-1}
+    HOTKV=$(readlink -f "${HOTKV_BIN:-build/hotkv-server}")
+    REDIS=$(command -v "${REDIS_BIN:-redis-server}") || die "redis-server not found"
+    [ -x "$HOTKV" ] || die "HotKV binary not found: ${HOTKV_BIN:-build/hotkv-server} (make first)"
+    RB=redis-benchmark; RCLI=redis-cli; PY=/usr/bin/python3
+    local t
+    for t in $RB $RCLI valgrind callgrind_control taskset; do command -v $t >/dev/null || die "missing tool: $t"; done
+    HOTKV_EXTRA=(--threads 1 --save "")
+    REDIS_ARGS=(--save "" --appendonly no)
+}
+client() { taskset -c "$CLIENT_CPU" "$@"; }
+
 cleanup() {
     local p
     for p in "${SERVER_PIDS[@]:-}"; do
@@ -16,6 +41,7 @@ cleanup() {
         for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
         kill -0 "$p" 2>/dev/null && kill -KILL "$p" 2>/dev/null
     done
+    [ -n "$W" ] || return 0
     if [ "${KEEP:-0}" = 1 ]; then log "scratch kept in $W"; else rm -rf "$W"; fi
 }
 trap cleanup EXIT
