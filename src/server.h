@@ -36,6 +36,11 @@ struct config {
     long long proto_max_bulk_len;
     long long client_query_buffer_limit;
     struct obuf_limit obuf[CLIENT_CLASSES];
+    /* Replication, master side (persist/repl.c): repl-backlog-size,
+     * repl-ping-replica-period (s), repl-timeout (s),
+     * repl-diskless-sync-delay (s). */
+    long long repl_backlog_size;
+    int repl_ping_replica_period, repl_timeout, repl_diskless_sync_delay;
     char *logfile;
     int loglevel;
     int daemonize;

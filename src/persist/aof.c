@@ -55,6 +55,7 @@
 #include "../base/crc64.h"
 #include "rdb.h"
 #include "prop.h"
+#include "resp_enc.h"
 #include "snapshot.h"
 
 enum { AOF_OFF = 0, AOF_ON = 1, AOF_WAIT_REWRITE = 2 };
@@ -92,54 +93,6 @@ static void bb_free(struct bbuf *b)
     hk_free(b->p);
     b->p = NULL;
     b->len = b->cap = 0;
-}
-
-static int ull_digits(unsigned long long v)
-{
-    int n = 1;
-    while (v >= 10) {
-        v /= 10;
-        n++;
-    }
-    return n;
-}
-
-/* Bytes of the RESP multibulk encoding of argv. */
-static size_t cmd_bytes(int argc, const size_t *lens)
-{
-    size_t n = 1 + (size_t)ull_digits((unsigned long long)argc) + 2;
-    for (int i = 0; i < argc; i++)
-        n += 1 + (size_t)ull_digits(lens[i]) + 2 + lens[i] + 2;
-    return n;
-}
-
-static char *put_count(char *p, char c, unsigned long long v)
-{
-    char tmp[24];
-    int n = 0;
-    *p++ = c;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    while (n)
-        *p++ = tmp[--n];
-    *p++ = '\r';
-    *p++ = '\n';
-    return p;
-}
-
-static char *put_cmd(char *p, int argc, const char *const *argv, const size_t *lens)
-{
-    p = put_count(p, '*', (unsigned long long)argc);
-    for (int i = 0; i < argc; i++) {
-        p = put_count(p, '$', lens[i]);
-        memcpy(p, argv[i], lens[i]);
-        p += lens[i];
-        *p++ = '\r';
-        *p++ = '\n';
-    }
-    return p;
 }
 
 static void bb_cmd(struct bbuf *b, int argc, const char *const *argv, const size_t *lens)

@@ -18,11 +18,13 @@
 
 /* The AOF layer (persist/aof.c); weak so that this file links without it. */
 void aof_feed_cmd(int db, int argc, const char *const *argv, const size_t *lens) __attribute__((weak));
+/* The replication stream (persist/repl.c), the same way. */
+void repl_feed_cmd(int db, int argc, const char *const *argv, const size_t *lens) __attribute__((weak));
 
 _Thread_local unsigned long long prop_dirty PROP_TLS;
 _Thread_local unsigned prop_cmd_flags PROP_TLS;
 _Thread_local int prop_feed_off;
-atomic_int prop_on; /* 0 until the AOF layer turns feeding on (aof.c, with its own switch) */
+atomic_int prop_on; /* PROP_ON_* bits: 0 until the AOF or a replica turns feeding on */
 void (*prop_sink)(int db, int argc, const char *const *argv, const size_t *lens);
 
 /* ------------------------------------------------------ change counter --- */
@@ -78,10 +80,14 @@ unsigned long long prop_dirty_total(void)
 /* ----------------------------------------------------------------- sink --- */
 static void sink(int db, int argc, const char *const *argv, const size_t *lens)
 {
-    if (prop_sink)
+    if (prop_sink) {
         prop_sink(db, argc, argv, lens);
-    else if (aof_feed_cmd)
+        return;
+    }
+    if (aof_feed_cmd)
         aof_feed_cmd(db, argc, argv, lens);
+    if (repl_feed_cmd && (atomic_load_explicit(&prop_on, memory_order_relaxed) & PROP_ON_REPL))
+        repl_feed_cmd(db, argc, argv, lens);
 }
 
 /* ----------------------------------------------------------------- units --- */

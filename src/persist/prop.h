@@ -121,9 +121,20 @@ static inline void prop_top_end(struct client *c, unsigned long long dirty_befor
  * a command reads it with its slot locks held, and a rewrite forks with
  * every lock). */
 extern atomic_int prop_on;
+/* prop_on's bits: the AOF feeds (persist/aof.c), replicas follow
+ * (persist/repl.c).  Each layer flips only its own. */
+#define PROP_ON_AOF 1
+#define PROP_ON_REPL 2
+static inline void prop_set_on_bit(int bit, int on)
+{
+    if (on)
+        atomic_fetch_or_explicit(&prop_on, bit, memory_order_relaxed);
+    else
+        atomic_fetch_and_explicit(&prop_on, ~bit, memory_order_relaxed);
+}
 static inline void prop_set_on(int on)
 {
-    atomic_store_explicit(&prop_on, on, memory_order_relaxed);
+    prop_set_on_bit(PROP_ON_AOF, on);
 }
 
 /* Non-zero: this thread feeds nothing (a script's redis.set_repl() without

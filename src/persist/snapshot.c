@@ -154,6 +154,11 @@ static void freeze_end(int took)
 
 pid_t persist_fork(int type)
 {
+    return persist_fork_ex(type, NULL, NULL);
+}
+
+pid_t persist_fork_ex(int type, void (*at_freeze)(void *), void *arg)
+{
     pthread_mutex_lock(&snap_mu);
     int busy = st.child != 0;
     pthread_mutex_unlock(&snap_mu);
@@ -174,6 +179,8 @@ pid_t persist_fork(int type)
         return -1;
     }
     unsigned long long dirty = dirty_now();
+    if (at_freeze)
+        at_freeze(arg);
     if (child_cow_final)
         atomic_store(child_cow_final, 0);
     long long t0 = mono_us();
@@ -240,9 +247,12 @@ void persist_kill_child(void)
     if (type == CHILD_RDB) {
         remove_temp(pid);
         log_msg(LL_NOTICE, "Killing running background saving child: %d", (int)pid);
-    } else if (aof_rewrite_done) {
+    } else if (type == CHILD_AOF && aof_rewrite_done) {
         log_msg(LL_NOTICE, "Killing running AOF rewrite child: %d", (int)pid);
         aof_rewrite_done(0);
+    } else if (type == CHILD_REPL && repl_child_done) {
+        log_msg(LL_NOTICE, "Killing running replication sync child: %d", (int)pid);
+        repl_child_done(0);
     }
 }
 
@@ -343,6 +353,8 @@ static void child_done(pid_t pid, int status)
         }
     } else if (type == CHILD_AOF && aof_rewrite_done) {
         aof_rewrite_done(ok);
+    } else if (type == CHILD_REPL && repl_child_done) {
+        repl_child_done(ok);
     }
 }
 

@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-enum { CHILD_NONE = 0, CHILD_RDB = 1, CHILD_AOF = 2 };
+enum { CHILD_NONE = 0, CHILD_RDB = 1, CHILD_AOF = 2, CHILD_REPL = 3 };
 
 /* Fork a child of type `type` (CHILD_RDB/CHILD_AOF).  The caller holds
  * either nothing (the script mutex and every slot lock are taken and
@@ -38,6 +38,11 @@ enum { CHILD_NONE = 0, CHILD_RDB = 1, CHILD_AOF = 2 };
  * another child runs or a script is busy).  In the child: read the
  * keyspace without locks, write files, log_msg, and _exit(). */
 pid_t persist_fork(int type);
+/* persist_fork, calling at_freeze(arg) in the parent while everything is
+ * frozen, just before the fork: no write is part-way through being fed,
+ * so the child's keyspace is exactly the writes fed so far (replication
+ * takes the stream offset there, persist/repl.c). */
+pid_t persist_fork_ex(int type, void (*at_freeze)(void *), void *arg);
 /* End of a child: records its copy-on-write bytes for the parent (a
  * page shared across the fork) and _exit()s with code. */
 void persist_child_exit(int code) __attribute__((noreturn));
@@ -110,6 +115,7 @@ int persist_lockctx_active(void);
  * builds without it. */
 void aof_cron(void) __attribute__((weak));
 void aof_rewrite_done(int ok) __attribute__((weak));
+void repl_child_done(int ok) __attribute__((weak)); /* a CHILD_REPL child ended (persist/repl.c) */
 int aof_load_at_startup(char *err, size_t errlen) __attribute__((weak));
 size_t aof_info_fmt(char *out, size_t cap) __attribute__((weak));
 void aof_shutdown(void) __attribute__((weak));
