@@ -18,6 +18,7 @@
 #include "cmd/tracking.h"
 #include "config/config.h"
 #include "cmd/persistence.h"
+#include "cmd/repl.h"
 #include "cmd/slowlog.h"
 #include "script/script.h"
 
@@ -275,6 +276,7 @@ struct cmd cmd_table[] = {
     C("save", save_command, 1, ADM | NS | CMD_NO_ASYNC_LOADING | CMD_NO_MULTI | SELF | CMD_NEEDS_SCRIPT_MUTEX, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "1.0.0"),
     C("bgsave", bgsave_command, -1, ADM | NS | CMD_NO_ASYNC_LOADING | SELF | CMD_NEEDS_SCRIPT_MUTEX, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "1.0.0"),
 #include "cmd/persistence.tab"
+#include "cmd/repl.tab"
     C("monitor", monitor_command, 1, ADM | NS | LD | ST, 0, 0, 0, A_ADM | A_S | A_DNG, "server", "1.0.0"),
     C("lolwut", lolwut_command, -1, R | F, 0, 0, 0, A_R | A_F, "server", "5.0.0"),
     C("lastsave", lastsave_command, 1, LD | ST | F, 0, 0, 0, A_ADM | A_F | A_DNG, "server", "1.0.0"),
@@ -570,5 +572,6 @@ const struct cmd_doc cmd_docs[] = {
 #include "cmd/acl.docs"
 #include "script/script.docs"
 #include "cmd/persistence.docs"
+#include "cmd/repl.docs"
 };
 const size_t cmd_ndocs = sizeof(cmd_docs) / sizeof(cmd_docs[0]);

@@ -27,6 +27,7 @@
 #include "cmd/cmd.h"
 #include "db/object.h"
 #include "ds/vdist.h"
+#include "persist/repl.h"
 #include "persist/snapshot.h"
 #include "script/script.h"
 #include "types/types.h"
@@ -157,6 +158,7 @@ int server_main(int argc, char **argv)
      * reach the shared total that maxmemory checks read (base/mem.h): the
      * main thread calls nothing that would publish it later. */
     mem_publish();
+    repl_start(); /* before the workers: a PSYNC may come at once */
     if (workers_start(cfg.threads) < 0) {
         log_msg(LL_WARNING, "Failed listening on port %d (tcp), aborting.", cfg.port);
         if (pidfile)
@@ -185,6 +187,7 @@ int server_main(int argc, char **argv)
     atomic_store(&server_shutdown, 1);
     workers_wake_all();
     workers_join();
+    repl_stop(); /* the replicas are closed */
     /* No client is left: save the final snapshot (SHUTDOWN SAVE, or save
      * points with SIGTERM / plain SHUTDOWN) and close the AOF. */
     persist_stop();

@@ -69,6 +69,7 @@
 #include "persistence.h"
 #include "pubsub.h"
 #include "../persist/aof.h"
+#include "../persist/repl.h"
 #include "../persist/snapshot.h"
 #include "tracking.h"
 #include "../types/hash.h"
@@ -130,8 +131,6 @@ static void bytes_human(char *out, size_t cap, unsigned long long n)
 
 /* ------------------------------------------------------- process ids --- */
 static char run_id[41];
-static char master_replid[41];
-static pthread_mutex_t replid_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t ids_once = PTHREAD_ONCE_INIT;
 
 static void random_hex40(char *out)
@@ -164,7 +163,6 @@ static void random_hex40(char *out)
 static void ids_init(void)
 {
     random_hex40(run_id);
-    random_hex40(master_replid);
 }
 
 /* ---------------------------------------------------------------- INFO --- */
@@ -433,9 +431,11 @@ static void info_stats(struct sbuf *b, const struct worker_stats *st)
     sb_printf(b, "instantaneous_input_repl_kbps:0.00\r\n"); /* no replication (as the totals above) */
     sb_printf(b, "instantaneous_output_repl_kbps:0.00\r\n");
     sb_printf(b, "rejected_connections:%llu\r\n", st->rejected_conns);
-    sb_printf(b, "sync_full:0\r\n");
-    sb_printf(b, "sync_partial_ok:0\r\n");
-    sb_printf(b, "sync_partial_err:0\r\n");
+    long long syncs[3];
+    repl_sync_stats(syncs);
+    sb_printf(b, "sync_full:%lld\r\n", syncs[0]);
+    sb_printf(b, "sync_partial_ok:%lld\r\n", syncs[1]);
+    sb_printf(b, "sync_partial_err:%lld\r\n", syncs[2]);
     sb_printf(b, "expired_subkeys:%llu\r\n", hash_expired_subkeys());
     sb_printf(b, "expired_keys:%llu\r\n", st->db.expired);
     sb_printf(b, "expired_stale_perc:%.2f\r\n", (double)st->db.expired_stale_ppm / 1e4);
@@ -474,22 +474,9 @@ static void info_stats(struct sbuf *b, const struct worker_stats *st)
 
 static void info_replication(struct sbuf *b)
 {
-    char replid[41];
-    pthread_mutex_lock(&replid_lock);
-    memcpy(replid, master_replid, sizeof(replid));
-    pthread_mutex_unlock(&replid_lock);
-    sb_printf(b, "# Replication\r\n");
-    sb_printf(b, "role:master\r\n");
-    sb_printf(b, "connected_slaves:0\r\n");
-    sb_printf(b, "master_failover_state:no-failover\r\n");
-    sb_printf(b, "master_replid:%s\r\n", replid);
-    sb_printf(b, "master_replid2:0000000000000000000000000000000000000000\r\n");
-    sb_printf(b, "master_repl_offset:0\r\n");
-    sb_printf(b, "second_repl_offset:-1\r\n");
-    sb_printf(b, "repl_backlog_active:0\r\n");
-    sb_printf(b, "repl_backlog_size:1048576\r\n");
-    sb_printf(b, "repl_backlog_first_byte_offset:0\r\n");
-    sb_printf(b, "repl_backlog_histlen:0\r\n");
+    char buf[8192];
+    size_t n = repl_info(buf, sizeof(buf)); /* persist/repl.h: role, replicas, offsets, backlog */
+    sb_printf(b, "# Replication\r\n%.*s", (int)n, buf);
 }
 
 static void info_cpu(struct sbuf *b)
@@ -2143,12 +2130,7 @@ void debug_command(struct client *c)
         __atomic_store_n(&cfg.active_expire, atoi(buf) != 0, __ATOMIC_RELAXED);
         reply_ok(&c->out);
     } else if (arg_is(c, 1, "change-repl-id") && c->argc == 2) {
-        char fresh[41];
-        pthread_once(&ids_once, ids_init);
-        random_hex40(fresh);
-        pthread_mutex_lock(&replid_lock);
-        memcpy(master_replid, fresh, sizeof(fresh));
-        pthread_mutex_unlock(&replid_lock);
+        repl_replid_change();
         log_msg(LL_NOTICE, "Changed the replication ID on request (DEBUG CHANGE-REPL-ID)");
         reply_ok(&c->out);
     } else if (arg_is(c, 1, "listpack") && c->argc == 3) {

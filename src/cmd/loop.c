@@ -3,6 +3,7 @@
  * per-worker state, so net/ includes none of them. */
 #include "acl.h"
 #include "loop.h"
+#include "repl.h"
 
 #include "../ds/dict.h"
 #include "../net/hooks.h"
@@ -32,6 +33,7 @@ static void loop_client_gone(struct client *c)
     if (c->mon)
         monitor_client_gone(c);
     acl_client_gone(c);
+    repl_client_gone(c);
 }
 
 static void loop_workers_init(int n)

@@ -1,6 +1,8 @@
 /* memstats.c - see memstats.h. */
 #include "memstats.h"
 
+#include "../persist/repl.h"
+
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -104,8 +106,9 @@ void mem_overhead_get(struct mem_overhead *mh, const struct ks_usage *u)
     mh->startup_allocated = atomic_load(&startup_bytes);
     total += mh->startup_allocated;
 
-    /* No replication, no cluster. */
-    mh->repl_backlog = mh->clients_slaves = mh->cluster_links = 0;
+    /* The replication buffer (persist/repl.c); no cluster. */
+    mh->repl_backlog = repl_buffer_bytes();
+    mh->clients_slaves = mh->cluster_links = 0;
 
     mh->clients_normal = clients_mem_total();
     total += mh->clients_normal;

@@ -44,6 +44,7 @@ struct cmd;
 struct waiter;
 struct dict;
 struct acl_user;
+struct repl_hello;
 
 struct client {
     int fd;
@@ -65,6 +66,7 @@ struct client {
     int authenticated;
     unsigned flags;
     char *name, *lib_name, *lib_ver;
+    struct repl_hello *repl_hello; /* REPLCONF's settings before PSYNC (cmd/repl.c) */
     long long ctime_ms, last_ms;
     const struct cmd *last_cmd;
     char addr[64], laddr[64];

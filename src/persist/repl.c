@@ -1,0 +1,940 @@
+/* repl.c - replication, the master side; see repl.h and
+ * docs/architecture.md, "Replication".
+ *
+ * Offsets: byte k of the stream (k = 1, 2, ...) has offset k, and
+ * master_repl_offset (off) is the offset of the last byte fed.  The buffer
+ * is a list of BLK-byte blocks; block b holds offsets b->start + 1 ..
+ * b->start + b->used.  A replica's sent is the offset of the last byte it
+ * was sent; the blocks it still needs are kept, and so is
+ * repl-backlog-size of history for partial resyncs.
+ *
+ * A replica goes through: R_WAIT_FORK (a full sync is due; the thread
+ * forks when no other child runs and repl-diskless-sync-delay has passed),
+ * R_CHILD (the fork child writes +FULLRESYNC, then the RDB framed as
+ * Redis's diskless transfer: "$EOF:<40 chars>\r\n", the RDB, the same 40
+ * chars), R_WAIT_ACK (the child is done: the replica loads; the stream
+ * starts at its first REPLCONF ACK, as Redis waits, since a replica reading
+ * the payload in blocks would take stream bytes after the mark for
+ * payload) and R_ONLINE. */
+#include "repl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "../base/log.h"
+#include "../base/mem.h"
+#include "../base/util.h"
+#include "../server.h"
+#include "prop.h"
+#include "rdb.h"
+#include "resp_enc.h"
+#include "snapshot.h"
+
+#define BLK (64 * 1024)
+/* The RDB a replica gets: version 10, which Redis 7.0 and later read. */
+#define REPL_RDB_VERSION 10
+
+struct blk {
+    struct blk *next;
+    uint64_t start;
+    size_t used;
+    char data[BLK];
+};
+
+enum { R_WAIT_FORK, R_CHILD, R_WAIT_ACK, R_ONLINE };
+
+struct replica {
+    struct replica *next;
+    int fd;
+    int state;
+    int out_armed; /* EPOLLOUT asked for */
+    struct repl_hello h;
+    uint64_t sent;      /* offset of the last byte sent */
+    long long ack;      /* REPLCONF ACK offset */
+    long long ack_ms;   /* when the last ACK came */
+    long long since_ms; /* when it came (R_WAIT_FORK: the delay) */
+    long long soft_ms;  /* over the soft output limit since (0: not) */
+    char in[256];
+    size_t inlen;
+    int gone; /* to close (the thread frees it) */
+};
+
+/* --------------------------------------------------------- repl_mu --- */
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static struct blk *head, *tail;
+static uint64_t off;       /* master_repl_offset */
+static int backlog_on;     /* the buffer exists (created by the first replica) */
+static int last_db = -1;   /* the database the stream is in (-1: SELECT first) */
+static char replid[41], replid2[41] = "0000000000000000000000000000000000000000";
+static long long second_off = -1;
+static struct replica *replicas; /* the thread's; the list is read under mu by INFO / ROLE */
+static struct replica *adopted;  /* handed over by workers, not yet taken by the thread */
+static int child_running, child_finished, child_ok;
+static size_t buffer_bytes;
+static uint64_t snap_off; /* the offset a running child's RDB stands for */
+
+static atomic_llong stat_full, stat_partial_ok, stat_partial_err; /* INFO stats sync_* */
+static atomic_int sleeping; /* the thread waits in epoll_wait (feeders wake it) */
+static int efd = -1, epfd = -1;
+static pthread_t tid;
+static atomic_int started; /* set once the thread runs (before the workers start) */
+static atomic_int stopping;
+
+static void wake(void)
+{
+    if (atomic_exchange(&sleeping, 0)) {
+        uint64_t one = 1;
+        ssize_t r = write(efd, &one, sizeof(one));
+        (void)r;
+    }
+}
+
+static void random_id(char out[41])
+{
+    static const char hex[] = "0123456789abcdef";
+    unsigned char b[20];
+    FILE *f = fopen("/dev/urandom", "rb");
+    size_t got = f ? fread(b, 1, sizeof(b), f) : 0;
+    if (f)
+        fclose(f);
+    for (size_t i = got; i < sizeof(b); i++)
+        b[i] = (unsigned char)(rand() ^ (int)(time_ms() >> (i % 8)));
+    for (int i = 0; i < 20; i++) {
+        out[2 * i] = hex[b[i] >> 4];
+        out[2 * i + 1] = hex[b[i] & 15];
+    }
+    out[40] = 0;
+}
+
+void repl_replid(char out[41])
+{
+    pthread_mutex_lock(&mu);
+    if (!replid[0])
+        random_id(replid);
+    memcpy(out, replid, 41);
+    pthread_mutex_unlock(&mu);
+}
+
+void repl_replid_change(void)
+{
+    pthread_mutex_lock(&mu);
+    if (replid[0]) {
+        memcpy(replid2, replid, 41);
+        second_off = (long long)off + 1;
+    }
+    random_id(replid);
+    pthread_mutex_unlock(&mu);
+}
+
+/* Append n bytes to the buffer (mu held). */
+static void append_locked(const char *p, size_t n)
+{
+    while (n) {
+        if (!tail || tail->used == BLK) {
+            struct blk *b = hk_malloc(sizeof(*b));
+            b->next = NULL;
+            b->start = off;
+            b->used = 0;
+            if (tail)
+                tail->next = b;
+            else
+                head = b;
+            tail = b;
+            buffer_bytes += sizeof(*b);
+        }
+        size_t k = BLK - tail->used < n ? BLK - tail->used : n;
+        memcpy(tail->data + tail->used, p, k);
+        tail->used += k;
+        off += k;
+        p += k;
+        n -= k;
+    }
+}
+
+static void select_locked(int db)
+{
+    if (db < 0 || db == last_db)
+        return;
+    char num[24], out[64];
+    int nl = snprintf(num, sizeof(num), "%d", db);
+    const char *av[2] = {"SELECT", num};
+    size_t al[2] = {6, (size_t)nl};
+    char *e = put_cmd(out, 2, av, al);
+    append_locked(out, (size_t)(e - out));
+    last_db = db;
+}
+
+/* ------------------------------------------------------------ feeding --- */
+/* A thread's MULTI ... EXEC, kept whole: records {int db; size_t len;
+ * bytes} appended at EXEC (as persist/aof.c does), so that no other
+ * thread's command lands inside the transaction. */
+struct tbuf {
+    char *p;
+    size_t len, cap;
+};
+static _Thread_local struct tbuf tl_tx;
+static _Thread_local int tl_in_tx;
+
+static char *tb_room(struct tbuf *b, size_t n)
+{
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n)
+            cap *= 2;
+        b->p = hk_realloc(b->p, cap);
+        b->cap = cap;
+    }
+    return b->p + b->len;
+}
+
+static void tx_add(int db, int argc, const char *const *argv, const size_t *lens)
+{
+    size_t n = cmd_bytes(argc, lens);
+    char *p = tb_room(&tl_tx, sizeof(int) + sizeof(size_t) + n);
+    memcpy(p, &db, sizeof(int));
+    memcpy(p + sizeof(int), &n, sizeof(size_t));
+    put_cmd(p + sizeof(int) + sizeof(size_t), argc, argv, lens);
+    tl_tx.len += sizeof(int) + sizeof(size_t) + n;
+}
+
+static void tx_commit(void)
+{
+    pthread_mutex_lock(&mu);
+    if (backlog_on) {
+        for (size_t pos = 0; pos < tl_tx.len;) {
+            int db;
+            size_t n;
+            memcpy(&db, tl_tx.p + pos, sizeof(int));
+            memcpy(&n, tl_tx.p + pos + sizeof(int), sizeof(size_t));
+            pos += sizeof(int) + sizeof(size_t);
+            select_locked(db);
+            append_locked(tl_tx.p + pos, n);
+            pos += n;
+        }
+    }
+    pthread_mutex_unlock(&mu);
+    tl_in_tx = 0;
+    hk_free(tl_tx.p);
+    tl_tx.p = NULL;
+    tl_tx.len = tl_tx.cap = 0;
+    wake();
+}
+
+static int is_word(const char *s, size_t n, const char *w)
+{
+    return n == strlen(w) && !strncasecmp(s, w, n);
+}
+
+void repl_feed_cmd(int db, int argc, const char *const *argv, const size_t *lens)
+{
+    if (argc < 1)
+        return;
+    if (tl_in_tx) {
+        tx_add(db, argc, argv, lens);
+        if (argc == 1 && is_word(argv[0], lens[0], "exec"))
+            tx_commit();
+        return;
+    }
+    if (argc == 1 && is_word(argv[0], lens[0], "multi")) {
+        tl_in_tx = 1;
+        tl_tx.len = 0;
+        tx_add(db, argc, argv, lens);
+        return;
+    }
+    /* Encoded outside the lock: on the stack, or the heap for a big one. */
+    char stack[1024];
+    size_t n = cmd_bytes(argc, lens);
+    char *enc = n <= sizeof(stack) ? stack : hk_malloc(n);
+    put_cmd(enc, argc, argv, lens);
+    pthread_mutex_lock(&mu);
+    if (backlog_on) {
+        select_locked(db);
+        append_locked(enc, n);
+    }
+    pthread_mutex_unlock(&mu);
+    if (enc != stack)
+        hk_free(enc);
+    wake();
+}
+
+/* ------------------------------------------------------------ adoption --- */
+int repl_adopt(int fd, const struct repl_hello *h, const char *id, long long offset, char *err, size_t errlen)
+{
+    if (!atomic_load(&started)) {
+        snprintf(err, errlen, "ERR replication is not running");
+        return -1;
+    }
+    struct replica *r = hk_calloc(sizeof(*r));
+    r->fd = fd;
+    r->h = *h;
+    r->since_ms = time_ms();
+    r->ack = 0;
+    /* PSYNC's arguments travel in the record: id in in[], offset in sent
+     * (the thread decides CONTINUE or FULLRESYNC with the lock held). */
+    snprintf(r->in, sizeof(r->in), "%s", id);
+    r->sent = (uint64_t)offset; /* read back as a long long: -1 is "PSYNC ? -1" */
+    pthread_mutex_lock(&mu);
+    r->next = adopted;
+    adopted = r;
+    pthread_mutex_unlock(&mu);
+    uint64_t one = 1;
+    ssize_t w = write(efd, &one, sizeof(one));
+    (void)w;
+    return 0;
+}
+
+/* ------------------------------------------------------------- thread --- */
+static int send_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static void set_blocking(int fd, int blocking)
+{
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        fcntl(fd, F_SETFL, blocking ? fl & ~O_NONBLOCK : fl | O_NONBLOCK);
+}
+
+static void ep_set(struct replica *r, int out)
+{
+    struct epoll_event ev;
+    ev.events = EPOLLIN | (out ? EPOLLOUT : 0);
+    ev.data.ptr = r;
+    epoll_ctl(epfd, EPOLL_CTL_MOD, r->fd, &ev);
+    r->out_armed = out;
+}
+
+/* Mark r to close (housekeeping frees it, once no fork child writes to
+ * it); it leaves epoll now, so a hung-up socket does not spin the loop. */
+static void drop(struct replica *r, const char *why)
+{
+    if (r->gone)
+        return;
+    log_msg(LL_NOTICE, "Connection with replica %s:%d lost%s%s.", r->h.ip, r->h.listening_port, why ? ": " : "",
+            why ? why : "");
+    epoll_ctl(epfd, EPOLL_CTL_DEL, r->fd, NULL);
+    pthread_mutex_lock(&mu);
+    r->gone = 1;
+    pthread_mutex_unlock(&mu);
+}
+
+/* The new replicas: +CONTINUE from the backlog, or a full sync. */
+static void take_adopted(void)
+{
+    pthread_mutex_lock(&mu);
+    struct replica *list = adopted;
+    adopted = NULL;
+    pthread_mutex_unlock(&mu);
+    while (list) {
+        struct replica *r = list;
+        list = r->next;
+        long long want = (long long)r->sent; /* PSYNC's offset */
+        int forced = want < 0 || !strcmp(r->in, "?");
+        char reply[128];
+        int cont = 0;
+        pthread_mutex_lock(&mu);
+        if (!replid[0])
+            random_id(replid);
+        if (!forced && backlog_on && head && want >= 1) {
+            int same = !strcmp(r->in, replid);
+            int prev = !strcmp(r->in, replid2) && want <= second_off;
+            uint64_t first = head->start + 1;
+            if ((same || prev) && (uint64_t)want >= first && (uint64_t)want <= off + 1) {
+                cont = 1;
+                r->sent = (uint64_t)want - 1;
+                if (r->h.capa_psync2)
+                    snprintf(reply, sizeof(reply), "+CONTINUE %s\r\n", replid);
+                else
+                    snprintf(reply, sizeof(reply), "+CONTINUE\r\n");
+            }
+        }
+        pthread_mutex_unlock(&mu);
+        r->in[0] = 0;
+        r->inlen = 0;
+        struct epoll_event ev;
+        ev.events = EPOLLIN;
+        ev.data.ptr = r;
+        epoll_ctl(epfd, EPOLL_CTL_ADD, r->fd, &ev);
+        r->ack_ms = time_ms();
+        if (cont) {
+            r->state = R_ONLINE;
+            log_msg(LL_NOTICE, "Partial resynchronization request from %s:%d accepted. Sending %llu bytes of backlog.",
+                    r->h.ip, r->h.listening_port, (unsigned long long)(off - r->sent));
+            atomic_fetch_add(&stat_partial_ok, 1);
+        } else {
+            r->state = R_WAIT_FORK;
+            r->since_ms = time_ms();
+            log_msg(LL_NOTICE, "Replica %s:%d asks for synchronization; full resync (%s)", r->h.ip,
+                    r->h.listening_port, forced ? "requested" : "no usable backlog");
+            atomic_fetch_add(&stat_full, 1);
+            if (!forced)
+                atomic_fetch_add(&stat_partial_err, 1);
+        }
+        pthread_mutex_lock(&mu);
+        r->next = replicas;
+        replicas = r;
+        pthread_mutex_unlock(&mu);
+        if (cont && send_all(r->fd, reply, strlen(reply)) < 0)
+            drop(r, strerror(errno));
+    }
+}
+
+/* The fork: the replicas waiting get the snapshot of this very moment. */
+struct fork_ctx {
+    int fds[64];
+    int n;
+    uint64_t at;
+    char id[41];
+};
+
+static void at_freeze(void *arg)
+{
+    struct fork_ctx *f = arg;
+    pthread_mutex_lock(&mu);
+    if (!backlog_on) {
+        /* The first replica: a new history begins here (Redis changes the
+         * id and forgets the secondary one when it creates the backlog). */
+        backlog_on = 1;
+        random_id(replid);
+        memcpy(replid2, "0000000000000000000000000000000000000000", 41);
+        second_off = -1;
+        prop_set_on_bit(PROP_ON_REPL, 1);
+    }
+    last_db = -1; /* the stream after the snapshot starts with SELECT */
+    f->at = off;
+    memcpy(f->id, replid, 41);
+    f->n = 0;
+    for (struct replica *r = replicas; r; r = r->next) {
+        if (r->state == R_WAIT_FORK && !r->gone && f->n < 64) {
+            r->state = R_CHILD;
+            r->sent = off;
+            f->fds[f->n++] = r->fd;
+        }
+    }
+    snap_off = off;
+    pthread_mutex_unlock(&mu);
+}
+
+static void child_main(struct fork_ctx *f)
+{
+    struct rdb_save_opts o;
+    rdb_save_opts_from_cfg(&o);
+    o.version = REPL_RDB_VERSION;
+    int sent = 0;
+    for (int i = 0; i < f->n; i++) {
+        int fd = f->fds[i];
+        set_blocking(fd, 1);
+        /* A replica that stops reading for repl-timeout is given up (the
+         * others are not kept waiting for ever). */
+        struct timeval tv = {__atomic_load_n(&cfg.repl_timeout, __ATOMIC_RELAXED), 0};
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+        char mark[41], head_line[160];
+        random_id(mark);
+        int n = snprintf(head_line, sizeof(head_line), "+FULLRESYNC %s %llu\r\n$EOF:%s\r\n", f->id,
+                         (unsigned long long)f->at, mark);
+        if (send_all(fd, head_line, (size_t)n) < 0)
+            continue;
+        struct rdb_out out;
+        rdb_out_init_fd(&out, fd);
+        int rc = rdb_save(&out, &o);
+        if (rc == 0)
+            rc = rdb_out_flush(&out);
+        rdb_out_free(&out);
+        if (rc == 0 && send_all(fd, mark, 40) == 0)
+            sent++;
+    }
+    persist_child_exit(sent > 0 || f->n == 0 ? 0 : 1);
+}
+
+static void maybe_fork(long long now)
+{
+    int due = 0;
+    for (struct replica *r = replicas; r; r = r->next)
+        if (r->state == R_WAIT_FORK && !r->gone &&
+            now - r->since_ms >= 1000LL * __atomic_load_n(&cfg.repl_diskless_sync_delay, __ATOMIC_RELAXED))
+            due = 1;
+    pthread_mutex_lock(&mu);
+    int busy = child_running;
+    pthread_mutex_unlock(&mu);
+    if (!due || busy)
+        return;
+    static struct fork_ctx f;
+    pthread_mutex_lock(&mu);
+    child_running = 1;
+    child_finished = 0;
+    pthread_mutex_unlock(&mu);
+    pid_t pid = persist_fork_ex(CHILD_REPL, at_freeze, &f);
+    if (pid == 0)
+        child_main(&f);
+    if (pid < 0) {
+        /* Another child runs (BGSAVE, AOF rewrite) or a script is busy:
+         * the next tick tries again.  at_freeze did not run. */
+        pthread_mutex_lock(&mu);
+        child_running = 0;
+        pthread_mutex_unlock(&mu);
+        return;
+    }
+    log_msg(LL_NOTICE, "Starting BGSAVE for SYNC with target: replicas sockets (pid %d, %d replica(s), offset %llu)",
+            (int)pid, f.n, (unsigned long long)f.at);
+}
+
+void repl_child_done(int ok)
+{
+    pthread_mutex_lock(&mu);
+    child_finished = 1;
+    child_ok = ok;
+    pthread_mutex_unlock(&mu);
+    uint64_t one = 1;
+    ssize_t w = write(efd, &one, sizeof(one));
+    (void)w;
+}
+
+static void child_ended(void)
+{
+    pthread_mutex_lock(&mu);
+    int fin = child_finished, ok = child_ok;
+    if (fin) {
+        child_finished = 0;
+        child_running = 0;
+    }
+    pthread_mutex_unlock(&mu);
+    if (!fin)
+        return;
+    log_msg(ok ? LL_NOTICE : LL_WARNING, "Background RDB transfer %s", ok ? "terminated with success" : "error");
+    for (struct replica *r = replicas; r; r = r->next) {
+        if (r->state != R_CHILD)
+            continue;
+        set_blocking(r->fd, 0);
+        pthread_mutex_lock(&mu);
+        r->state = R_WAIT_ACK;
+        r->ack_ms = time_ms();
+        pthread_mutex_unlock(&mu);
+        if (!ok)
+            drop(r, "the full sync failed");
+        else if (!r->gone)
+            log_msg(LL_NOTICE, "Streamed RDB transfer with replica %s:%d succeeded: waiting for its first ACK",
+                    r->h.ip, r->h.listening_port);
+    }
+}
+
+/* REPLCONF ACK <offset> [FACK <offset>] lines from a replica. */
+static void read_replica(struct replica *r)
+{
+    for (;;) {
+        /* MSG_DONTWAIT: while a fork child sends the RDB, the socket is
+         * in blocking mode (the child's, shared with ours). */
+        ssize_t n = recv(r->fd, r->in + r->inlen, sizeof(r->in) - 1 - r->inlen, MSG_DONTWAIT);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        if (n <= 0) {
+            drop(r, n == 0 ? "closed by the replica" : strerror(errno));
+            return;
+        }
+        r->inlen += (size_t)n;
+        r->in[r->inlen] = 0;
+        /* Parse whole multibulk commands; the replica sends only small ones. */
+        for (;;) {
+            char *argv[6];
+            size_t lens[6];
+            int argc = 0;
+            size_t pos = 0;
+            if (r->inlen == 0)
+                break;
+            if (r->in[0] == '\n' || r->in[0] == '\r') { /* an empty line */
+                memmove(r->in, r->in + 1, --r->inlen);
+                continue;
+            }
+            if (r->in[0] != '*') {
+                drop(r, "protocol error from the replica");
+                return;
+            }
+            char *nl = memchr(r->in, '\n', r->inlen);
+            if (!nl)
+                break;
+            long cnt = strtol(r->in + 1, NULL, 10);
+            if (cnt < 1 || cnt > 6) {
+                drop(r, "protocol error from the replica");
+                return;
+            }
+            pos = (size_t)(nl - r->in) + 1;
+            int complete = 1;
+            for (long i = 0; i < cnt; i++) {
+                char *l = memchr(r->in + pos, '\n', r->inlen - pos);
+                if (!l || r->in[pos] != '$') {
+                    complete = 0;
+                    break;
+                }
+                long len = strtol(r->in + pos + 1, NULL, 10);
+                size_t at = (size_t)(l - r->in) + 1;
+                if (len < 0 || len > 64) {
+                    drop(r, "protocol error from the replica");
+                    return;
+                }
+                if (at + (size_t)len + 2 > r->inlen) {
+                    complete = 0;
+                    break;
+                }
+                argv[argc] = r->in + at;
+                lens[argc++] = (size_t)len;
+                pos = at + (size_t)len + 2;
+            }
+            if (!complete) {
+                if (r->inlen >= sizeof(r->in) - 1) {
+                    drop(r, "protocol error from the replica");
+                    return;
+                }
+                break;
+            }
+            if (argc >= 3 && is_word(argv[0], lens[0], "replconf") && is_word(argv[1], lens[1], "ack")) {
+                char num[32];
+                size_t k = lens[2] < sizeof(num) - 1 ? lens[2] : sizeof(num) - 1;
+                memcpy(num, argv[2], k);
+                num[k] = 0;
+                long long a = strtoll(num, NULL, 10);
+                pthread_mutex_lock(&mu);
+                if (a > r->ack)
+                    r->ack = a;
+                r->ack_ms = time_ms();
+                if (r->state == R_WAIT_ACK) {
+                    r->state = R_ONLINE;
+                    log_msg(LL_NOTICE, "Synchronization with replica %s:%d succeeded", r->h.ip, r->h.listening_port);
+                }
+                pthread_mutex_unlock(&mu);
+            }
+            memmove(r->in, r->in + pos, r->inlen - pos);
+            r->inlen -= pos;
+        }
+    }
+}
+
+/* Send what an online replica has not had yet, as far as its socket takes. */
+static void write_replica(struct replica *r, char *chunk)
+{
+    for (;;) {
+        size_t n = 0;
+        pthread_mutex_lock(&mu);
+        struct blk *b = head;
+        while (b && b->start + b->used <= r->sent)
+            b = b->next;
+        if (b && r->sent >= b->start) {
+            size_t at = (size_t)(r->sent - b->start);
+            n = b->used - at;
+            if (n > BLK)
+                n = BLK;
+            memcpy(chunk, b->data + at, n);
+        }
+        pthread_mutex_unlock(&mu);
+        if (!n) {
+            if (r->out_armed)
+                ep_set(r, 0);
+            return;
+        }
+        ssize_t w = send(r->fd, chunk, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            if (!r->out_armed)
+                ep_set(r, 1);
+            return;
+        }
+        if (w <= 0) {
+            drop(r, strerror(errno));
+            return;
+        }
+        pthread_mutex_lock(&mu);
+        r->sent += (uint64_t)w;
+        pthread_mutex_unlock(&mu);
+        if ((size_t)w < n) {
+            if (!r->out_armed)
+                ep_set(r, 1);
+            return;
+        }
+    }
+}
+
+/* Output limits (client-output-buffer-limit replica), timeouts; then free
+ * what no replica needs and the backlog does not keep. */
+static void housekeeping(long long now)
+{
+    const struct obuf_limit *l = &cfg.obuf[CLIENT_CLASS_REPLICA];
+    long long hard = __atomic_load_n(&l->hard, __ATOMIC_RELAXED), soft = __atomic_load_n(&l->soft, __ATOMIC_RELAXED);
+    long long soft_s = __atomic_load_n(&l->soft_secs, __ATOMIC_RELAXED);
+    long long timeout_ms = 1000LL * __atomic_load_n(&cfg.repl_timeout, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&mu);
+    uint64_t cur = off;
+    pthread_mutex_unlock(&mu);
+    for (struct replica *r = replicas; r; r = r->next) {
+        if (r->gone || r->state == R_WAIT_FORK)
+            continue;
+        long long pending = (long long)(cur - r->sent);
+        if (hard && pending >= hard) {
+            drop(r, "over the replica output buffer limit");
+            continue;
+        }
+        if (soft && pending >= soft) {
+            if (!r->soft_ms)
+                r->soft_ms = now;
+            else if (now - r->soft_ms >= soft_s * 1000) {
+                drop(r, "over the replica output buffer soft limit");
+                continue;
+            }
+        } else {
+            r->soft_ms = 0;
+        }
+        if (r->state == R_ONLINE && now - r->ack_ms > timeout_ms)
+            drop(r, "timeout (no ACK for repl-timeout)");
+    }
+    /* Close and free the gone ones. */
+    pthread_mutex_lock(&mu);
+    for (struct replica **pp = &replicas; *pp;) {
+        struct replica *r = *pp;
+        if (r->gone && r->state != R_CHILD) { /* the child may still write to it */
+            *pp = r->next;
+            close(r->fd);
+            hk_free(r);
+            continue;
+        }
+        pp = &r->next;
+    }
+    uint64_t keep = off > (uint64_t)cfg.repl_backlog_size ? off - (uint64_t)cfg.repl_backlog_size : 0;
+    for (struct replica *r = replicas; r; r = r->next)
+        if (r->state != R_WAIT_FORK && r->sent < keep)
+            keep = r->sent;
+    while (head && head->next && head->start + head->used <= keep) {
+        struct blk *b = head;
+        head = b->next;
+        hk_free(b);
+        buffer_bytes -= sizeof(*b);
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+static void ping_replicas(void)
+{
+    static const char *const av[1] = {"PING"};
+    static const size_t al[1] = {4};
+    int any = 0;
+    for (struct replica *r = replicas; r; r = r->next)
+        any |= !r->gone;
+    if (!any)
+        return;
+    char out[32];
+    char *e = put_cmd(out, 1, av, al);
+    pthread_mutex_lock(&mu);
+    append_locked(out, (size_t)(e - out));
+    pthread_mutex_unlock(&mu);
+}
+
+/* Replicas waiting for the snapshot get a newline a second (Redis's
+ * keepalive before the transfer: not part of the stream). */
+static void keepalive_waiting(void)
+{
+    for (struct replica *r = replicas; r; r = r->next)
+        if (r->state == R_WAIT_FORK && !r->gone && send(r->fd, "\n", 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 &&
+            errno != EAGAIN)
+            drop(r, strerror(errno));
+}
+
+static void *repl_main(void *arg)
+{
+    (void)arg;
+    char *chunk = hk_malloc(BLK);
+    struct epoll_event evs[64];
+    long long last_sec = 0, last_ping = time_ms();
+    pthread_setname_np(pthread_self(), "hotkv-repl");
+    while (!atomic_load(&stopping)) {
+        take_adopted();
+        child_ended();
+        long long now = time_ms();
+        maybe_fork(now);
+        for (struct replica *r = replicas; r; r = r->next)
+            if (r->state == R_ONLINE && !r->gone && !r->out_armed)
+                write_replica(r, chunk);
+        if (now - last_sec >= 1000) {
+            last_sec = now;
+            keepalive_waiting();
+            if (now - last_ping >= 1000LL * __atomic_load_n(&cfg.repl_ping_replica_period, __ATOMIC_RELAXED)) {
+                last_ping = now;
+                pthread_mutex_lock(&mu);
+                int on = backlog_on;
+                pthread_mutex_unlock(&mu);
+                if (on)
+                    ping_replicas();
+            }
+        }
+        housekeeping(now);
+        /* Sleep unless something came while we worked (see wake()). */
+        atomic_store(&sleeping, 1);
+        int work = 0;
+        pthread_mutex_lock(&mu);
+        work = adopted != NULL || child_finished;
+        for (struct replica *r = replicas; r && !work; r = r->next)
+            work = r->state == R_ONLINE && !r->gone && !r->out_armed && r->sent < off;
+        pthread_mutex_unlock(&mu);
+        int n = epoll_wait(epfd, evs, 64, work ? 0 : 100);
+        atomic_store(&sleeping, 0);
+        for (int i = 0; i < n; i++) {
+            if (!evs[i].data.ptr) {
+                uint64_t v;
+                ssize_t rr = read(efd, &v, sizeof(v));
+                (void)rr;
+                continue;
+            }
+            struct replica *r = evs[i].data.ptr;
+            if (r->gone)
+                continue;
+            if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+                read_replica(r);
+            if (!r->gone && (evs[i].events & EPOLLOUT) && r->state == R_ONLINE) {
+                ep_set(r, 0);
+                write_replica(r, chunk);
+            }
+        }
+    }
+    hk_free(chunk);
+    return NULL;
+}
+
+void repl_start(void)
+{
+    efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    epfd = epoll_create1(EPOLL_CLOEXEC);
+    struct epoll_event ev;
+    ev.events = EPOLLIN;
+    ev.data.ptr = NULL;
+    epoll_ctl(epfd, EPOLL_CTL_ADD, efd, &ev);
+    pthread_mutex_lock(&mu);
+    if (!replid[0])
+        random_id(replid);
+    pthread_mutex_unlock(&mu);
+    if (pthread_create(&tid, NULL, repl_main, NULL) == 0)
+        atomic_store(&started, 1);
+}
+
+void repl_stop(void)
+{
+    if (!atomic_load(&started))
+        return;
+    atomic_store(&stopping, 1);
+    uint64_t one = 1;
+    ssize_t w = write(efd, &one, sizeof(one));
+    (void)w;
+    pthread_join(tid, NULL);
+    atomic_store(&started, 0);
+    pthread_mutex_lock(&mu);
+    while (replicas) {
+        struct replica *r = replicas;
+        replicas = r->next;
+        close(r->fd);
+        hk_free(r);
+    }
+    while (adopted) {
+        struct replica *r = adopted;
+        adopted = r->next;
+        close(r->fd);
+        hk_free(r);
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+/* --------------------------------------------------------- introspection --- */
+static const char *state_name(int s)
+{
+    switch (s) {
+    case R_WAIT_FORK: return "wait_bgsave";
+    case R_CHILD: return "send_bulk";
+    case R_WAIT_ACK: return "online"; /* as Redis shows a replica loading a diskless sync */
+    default: return "online";
+    }
+}
+
+size_t repl_info(char *buf, size_t cap)
+{
+    size_t len = 0;
+#define OUT(...)                                                                                                       \
+    do {                                                                                                               \
+        int k_ = snprintf(buf + len, cap > len ? cap - len : 0, __VA_ARGS__);                                          \
+        if (k_ > 0)                                                                                                    \
+            len += (size_t)k_;                                                                                         \
+    } while (0)
+    long long now = time_ms();
+    pthread_mutex_lock(&mu);
+    if (!replid[0])
+        random_id(replid);
+    int n = 0;
+    for (struct replica *r = replicas; r; r = r->next)
+        n += !r->gone;
+    OUT("role:master\r\nconnected_slaves:%d\r\n", n);
+    int i = 0;
+    for (struct replica *r = replicas; r; r = r->next) {
+        if (r->gone)
+            continue;
+        OUT("slave%d:ip=%s,port=%d,state=%s,offset=%lld,lag=%lld\r\n", i++, r->h.ip, r->h.listening_port,
+            state_name(r->state), r->ack, r->state == R_ONLINE ? (now - r->ack_ms) / 1000 : 0);
+    }
+    uint64_t first = head ? head->start + 1 : 0, hist = head ? off - head->start : 0;
+    OUT("master_failover_state:no-failover\r\nmaster_replid:%s\r\nmaster_replid2:%s\r\n", replid, replid2);
+    OUT("master_repl_offset:%llu\r\nsecond_repl_offset:%lld\r\n", (unsigned long long)off, second_off);
+    OUT("repl_backlog_active:%d\r\nrepl_backlog_size:%lld\r\n", backlog_on, cfg.repl_backlog_size);
+    OUT("repl_backlog_first_byte_offset:%llu\r\nrepl_backlog_histlen:%llu\r\n", (unsigned long long)first,
+        (unsigned long long)hist);
+    pthread_mutex_unlock(&mu);
+#undef OUT
+    return len < cap ? len : cap;
+}
+
+long long repl_role(struct repl_role_entry *out, int max, int *n)
+{
+    *n = 0;
+    pthread_mutex_lock(&mu);
+    for (struct replica *r = replicas; r && *n < max; r = r->next) {
+        if (r->gone || r->state != R_ONLINE)
+            continue;
+        snprintf(out[*n].ip, sizeof(out[*n].ip), "%s", r->h.ip);
+        out[*n].port = r->h.listening_port;
+        out[*n].ack = r->ack;
+        (*n)++;
+    }
+    long long o = (long long)off;
+    pthread_mutex_unlock(&mu);
+    return o;
+}
+
+void repl_sync_stats(long long out[3])
+{
+    out[0] = atomic_load(&stat_full);
+    out[1] = atomic_load(&stat_partial_ok);
+    out[2] = atomic_load(&stat_partial_err);
+}
+
+size_t repl_buffer_bytes(void)
+{
+    pthread_mutex_lock(&mu);
+    size_t b = buffer_bytes;
+    pthread_mutex_unlock(&mu);
+    return b;
+}
