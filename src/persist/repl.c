@@ -86,20 +86,10 @@ static size_t buffer_bytes;
 static uint64_t snap_off; /* the offset a running child's RDB stands for */
 
 static atomic_llong stat_full, stat_partial_ok, stat_partial_err; /* INFO stats sync_* */
-static atomic_int sleeping; /* the thread waits in epoll_wait (feeders wake it) */
 static int efd = -1, epfd = -1;
 static pthread_t tid;
 static atomic_int started; /* set once the thread runs (before the workers start) */
 static atomic_int stopping;
-
-static void wake(void)
-{
-    if (atomic_exchange(&sleeping, 0)) {
-        uint64_t one = 1;
-        ssize_t r = write(efd, &one, sizeof(one));
-        (void)r;
-    }
-}
 
 static void random_id(char out[41])
 {
@@ -229,7 +219,6 @@ static void tx_commit(void)
     hk_free(tl_tx.p);
     tl_tx.p = NULL;
     tl_tx.len = tl_tx.cap = 0;
-    wake();
 }
 
 static int is_word(const char *s, size_t n, const char *w)
@@ -266,7 +255,6 @@ void repl_feed_cmd(int db, int argc, const char *const *argv, const size_t *lens
     pthread_mutex_unlock(&mu);
     if (enc != stack)
         hk_free(enc);
-    wake();
 }
 
 /* ------------------------------------------------------------ adoption --- */
@@ -787,16 +775,19 @@ static void *repl_main(void *arg)
             }
         }
         housekeeping(now);
-        /* Sleep unless something came while we worked (see wake()). */
-        atomic_store(&sleeping, 1);
-        int work = 0;
+        /* Feeders never wake this thread (a syscall per write would cost
+         * the workers more than the stream itself): while a replica is
+         * online it sends what the buffer gained every millisecond (all
+         * of it, as far as the socket takes), which bounds the lag this
+         * adds; otherwise it looks every 100 ms.  New replicas and the
+         * child's end do wake it (eventfd). */
+        int work = 0, online = 0;
         pthread_mutex_lock(&mu);
         work = adopted != NULL || child_finished;
-        for (struct replica *r = replicas; r && !work; r = r->next)
-            work = r->state == R_ONLINE && !r->gone && !r->out_armed && r->sent < off;
+        for (struct replica *r = replicas; r; r = r->next)
+            online |= r->state == R_ONLINE && !r->gone;
         pthread_mutex_unlock(&mu);
-        int n = epoll_wait(epfd, evs, 64, work ? 0 : 100);
-        atomic_store(&sleeping, 0);
+        int n = epoll_wait(epfd, evs, 64, work ? 0 : online ? 1 : 100);
         for (int i = 0; i < n; i++) {
             if (!evs[i].data.ptr) {
                 uint64_t v;
