@@ -866,7 +866,9 @@ def stream_state(c, k):
             d["recorded-first-entry-id"], sorted(groups))
 
 
-def dataset(c):
+def dataset(c, field_ttls=True):
+    """Every key of every database: type, value, PEXPIRETIME (and the hash
+    fields' TTLs unless field_ttls is False: Redis 7.0 has no HPEXPIRETIME)."""
     out = {}
     for db in range(DBS):
         c.execute_command("SELECT", db)
@@ -885,7 +887,7 @@ def dataset(c):
             elif t == "hash":
                 items = sorted(c.hgetall(k).items())
                 fields = [f for f, _ in items]
-                ttl = c.execute_command("HPEXPIRETIME", k, "FIELDS", len(fields), *fields) if fields else []
+                ttl = c.execute_command("HPEXPIRETIME", k, "FIELDS", len(fields), *fields) if fields and field_ttls else []
                 v = (items, ttl)
             elif t == "stream":
                 v = stream_state(c, k)

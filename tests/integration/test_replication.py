@@ -19,7 +19,7 @@ import pytest
 import redis
 
 from helpers import IS_REDIS, Server, free_port, wait_until
-from test_propagation import DBS, blocking_command, random_command, stream_state
+from test_propagation import DBS, blocking_command, dataset, random_command
 
 pytestmark = [pytest.mark.skipif(IS_REDIS, reason="HotKV as the master"),
               pytest.mark.skipif(shutil.which("redis-server") is None, reason="no redis-server")]
@@ -60,35 +60,6 @@ def worker(port, seed, n, errs):
         errs.append(repr(e))
     finally:
         c.close()
-
-
-def dataset(c):
-    """Every key of every database with its type, value and PEXPIRETIME
-    (test_propagation's, without hash-field TTLs, which 7.0 lacks)."""
-    out = {}
-    for db in range(DBS):
-        c.execute_command("SELECT", db)
-        for k in sorted(c.scan_iter(count=1000)):
-            t = c.type(k)
-            if t == "none":
-                continue
-            if t == "string":
-                v = c.get(k)
-            elif t == "list":
-                v = c.lrange(k, 0, -1)
-            elif t == "set":
-                v = sorted(c.smembers(k))
-            elif t == "zset":
-                v = c.zrange(k, 0, -1, withscores=True)
-            elif t == "hash":
-                v = sorted(c.hgetall(k).items())
-            elif t == "stream":
-                v = stream_state(c, k)
-            else:
-                v = "?"
-            out[(db, k)] = (t, v, c.execute_command("PEXPIRETIME", k))
-    c.execute_command("SELECT", 0)
-    return out
 
 
 class Replica:
@@ -175,7 +146,7 @@ def compare(m, r):
         list(mp.scan_iter(count=1000))
     mp.execute_command("SELECT", 0)
     assert wait_until(lambda: r.synced_with(m), timeout=10), (master_info(m), r.info())
-    a, b = dataset(mp), dataset(rp)
+    a, b = dataset(mp, field_ttls=False), dataset(rp, field_ttls=False)
     missing, extra = set(a) - set(b), set(b) - set(a)
     diff = [k for k in a if k in b and a[k] != b[k]]
     assert not missing and not extra and not diff, (
