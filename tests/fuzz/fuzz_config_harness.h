@@ -47,16 +47,22 @@ static struct config fuzz_config_saved;
  * freed): freed, and the saved configuration back. */
 static void fuzz_config_restore(void)
 {
-    char **now[] = {&cfg.bind, &cfg.requirepass, &cfg.logfile, &cfg.pidfile, &cfg.dir, &cfg.dbfilename,
+    char **now[] = {&cfg.bind, &cfg.logfile, &cfg.pidfile, &cfg.dir, &cfg.dbfilename,
                     &cfg.config_file, &cfg.maxmemory_policy, &cfg.save, &cfg.appendfilename, &cfg.appenddirname};
-    char *const was[] = {fuzz_config_saved.bind, fuzz_config_saved.requirepass, fuzz_config_saved.logfile,
+    char *const was[] = {fuzz_config_saved.bind, fuzz_config_saved.logfile,
                          fuzz_config_saved.pidfile, fuzz_config_saved.dir, fuzz_config_saved.dbfilename,
                          fuzz_config_saved.config_file, fuzz_config_saved.maxmemory_policy, fuzz_config_saved.save,
                          fuzz_config_saved.appendfilename, fuzz_config_saved.appenddirname};
     for (size_t i = 0; i < sizeof(was) / sizeof(was[0]); i++)
         if (*now[i] != was[i])
             hk_free(*now[i]);
+    /* requirepass is config.c's: its bytes live inside a block with their
+     * length (binary-safe), published with it and retired, never freed,
+     * when replaced; so it is neither freed here nor put back (cfg must
+     * keep pointing into config.c's current block). */
+    char *rp = cfg.requirepass;
     memcpy(&cfg, &fuzz_config_saved, sizeof(cfg));
+    cfg.requirepass = rp;
 }
 
 static inline void fuzz_config_one(const uint8_t *data, size_t size)
