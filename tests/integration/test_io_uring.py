@@ -148,8 +148,11 @@ def test_clients_vanish_mid_pipeline(srv):
     r = Resp(srv.port)
     assert r.call("PING") == "PONG"
     r.close()
-    # info() is a connection of its own: before + 1.
-    assert wait_until(lambda: int(info(srv.port, "clients")["connected_clients"]) == before)
+    # info() is a connection of its own, counted in before too.  At most
+    # before: clients of earlier tests may still be closing when before
+    # was read (so the count can end below it), but none of these 20 may
+    # stay.
+    assert wait_until(lambda: int(info(srv.port, "clients")["connected_clients"]) <= before)
 
 
 def test_client_killed_by_another(srv):
