@@ -342,6 +342,7 @@ static void take_adopted(void)
         int forced = want < 0 || !strcmp(r->in, "?");
         char reply[128];
         int cont = 0;
+        unsigned long long behind = 0;
         pthread_mutex_lock(&mu);
         if (!replid[0])
             random_id(replid);
@@ -352,6 +353,7 @@ static void take_adopted(void)
             if ((same || prev) && (uint64_t)want >= first && (uint64_t)want <= off + 1) {
                 cont = 1;
                 r->sent = (uint64_t)want - 1;
+                behind = off - r->sent;
                 if (r->h.capa_psync2)
                     snprintf(reply, sizeof(reply), "+CONTINUE %s\r\n", replid);
                 else
@@ -369,7 +371,7 @@ static void take_adopted(void)
         if (cont) {
             r->state = R_ONLINE;
             log_msg(LL_NOTICE, "Partial resynchronization request from %s:%d accepted. Sending %llu bytes of backlog.",
-                    r->h.ip, r->h.listening_port, (unsigned long long)(off - r->sent));
+                    r->h.ip, r->h.listening_port, behind);
             atomic_fetch_add(&stat_partial_ok, 1);
         } else {
             r->state = R_WAIT_FORK;
@@ -708,7 +710,8 @@ static void housekeeping(long long now)
         }
         pp = &r->next;
     }
-    uint64_t keep = off > (uint64_t)cfg.repl_backlog_size ? off - (uint64_t)cfg.repl_backlog_size : 0;
+    uint64_t bsize = (uint64_t)__atomic_load_n(&cfg.repl_backlog_size, __ATOMIC_RELAXED);
+    uint64_t keep = off > bsize ? off - bsize : 0;
     for (struct replica *r = replicas; r; r = r->next)
         if (r->state != R_WAIT_FORK && r->sent < keep)
             keep = r->sent;
@@ -890,7 +893,8 @@ size_t repl_info(char *buf, size_t cap)
     uint64_t first = head ? head->start + 1 : 0, hist = head ? off - head->start : 0;
     OUT("master_failover_state:no-failover\r\nmaster_replid:%s\r\nmaster_replid2:%s\r\n", replid, replid2);
     OUT("master_repl_offset:%llu\r\nsecond_repl_offset:%lld\r\n", (unsigned long long)off, second_off);
-    OUT("repl_backlog_active:%d\r\nrepl_backlog_size:%lld\r\n", backlog_on, cfg.repl_backlog_size);
+    OUT("repl_backlog_active:%d\r\nrepl_backlog_size:%lld\r\n", backlog_on,
+        __atomic_load_n(&cfg.repl_backlog_size, __ATOMIC_RELAXED));
     OUT("repl_backlog_first_byte_offset:%llu\r\nrepl_backlog_histlen:%llu\r\n", (unsigned long long)first,
         (unsigned long long)hist);
     pthread_mutex_unlock(&mu);
