@@ -11,6 +11,7 @@ PKGS=(
   libssl-dev openssl            # OpenSSL 3: TLS (tls-port, net/tls.c); the openssl CLI makes the TLS tests' certificates
   clang libclang-rt-14-dev      # libFuzzer for `make fuzz`, clang -Werror check
   redis-server redis-tools      # the reference server and redis-cli/redis-benchmark
+  redis-sentinel                # Sentinel: the failover tests (tests/integration/test_sentinel.py)
   python3 python3-redis python3-pytest   # integration tests (Debian's python3)
   valgrind                      # callgrind instruction counts in bench/
 )
@@ -38,4 +39,6 @@ apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # `make run` wants that port, and tests spawn their own servers.
 if command -v systemctl >/dev/null 2>&1; then systemctl stop redis-server 2>/dev/null || true; fi
 service redis-server stop >/dev/null 2>&1 || true
+if command -v systemctl >/dev/null 2>&1; then systemctl stop redis-sentinel 2>/dev/null || true; fi
+service redis-sentinel stop >/dev/null 2>&1 || true
 exit 0

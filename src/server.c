@@ -28,6 +28,7 @@
 #include "db/object.h"
 #include "ds/vdist.h"
 #include "persist/repl.h"
+#include "persist/replica.h"
 #include "persist/snapshot.h"
 #include "script/script.h"
 #include "types/types.h"
@@ -166,6 +167,7 @@ int server_main(int argc, char **argv)
         return 1;
     }
     persist_start();
+    replica_start(); /* after the workers: the link becomes a client of one */
     log_msg(LL_NOTICE, "Server initialized with %d worker threads", cfg.threads);
     log_msg(LL_NOTICE, "Ready to accept connections tcp");
 
@@ -185,6 +187,7 @@ int server_main(int argc, char **argv)
     }
     log_msg(LL_WARNING, "User requested shutdown...");
     atomic_store(&server_shutdown, 1);
+    replica_stop();
     workers_wake_all();
     workers_join();
     repl_stop(); /* the replicas are closed */

@@ -41,6 +41,22 @@ struct config {
      * repl-diskless-sync-delay (s). */
     long long repl_backlog_size;
     int repl_ping_replica_period, repl_timeout, repl_diskless_sync_delay;
+    /* min-replicas-to-write / min-replicas-max-lag (s): writes are refused
+     * with NOREPLICAS while fewer replicas than the first acked within the
+     * second (persist/repl.c counts them; 0 in either: off). */
+    int min_replicas_to_write, min_replicas_max_lag;
+    /* Replication, replica side (persist/replica.c): masterauth,
+     * masteruser, replica-read-only, replica-serve-stale-data,
+     * replica-ignore-maxmemory, replica-priority, replica-announce-ip /
+     * -port, replica-announced, repl-diskless-load (0 disabled, 1
+     * on-empty-db, 2 swapdb), replica-lazy-flush. */
+    char *masterauth, *masteruser, *replica_announce_ip;
+    /* repl-diskless-sync, repl-diskless-sync-max-replicas,
+     * repl-disable-tcp-nodelay, repl-backlog-ttl (s) (persist/repl.c). */
+    int repl_diskless_sync, repl_diskless_sync_max_replicas, repl_disable_tcp_nodelay;
+    long long repl_backlog_ttl;
+    int replica_read_only, replica_serve_stale_data, replica_ignore_maxmemory, replica_priority;
+    int replica_announce_port, replica_announced, repl_diskless_load, replica_lazy_flush;
     char *logfile;
     int loglevel;
     int daemonize;

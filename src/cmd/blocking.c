@@ -44,7 +44,9 @@
 #include "../base/mem.h"
 #include "../base/util.h"
 #include "../ds/dict.h"
+#include "../persist/aof.h"
 #include "../persist/prop.h"
+#include "../persist/repl.h"
 #include "acl.h"
 #include "cmd.h"
 #include "errorstats.h"
@@ -103,6 +105,9 @@ struct waiter {
     unsigned long long first_us; /* the call's time before it blocked (owner only) */
     struct acl_user *acl_user; /* a reference: ACLs are checked again when it is served (cmd/acl.h) */
     int rejected;              /* served with a NOPERM error instead */
+    const struct block_cb *cb; /* a condition waiter (block_on_cb), else NULL */
+    long long cbarg[BLOCK_CB_ARGS];
+    long long woff, aof_woff;  /* what a serve's writes reached (WAIT / WAITAOF: c->woff) */
 };
 
 static struct bkey *blocked[NSLOTS];       /* slot lock */
@@ -299,6 +304,8 @@ static void owner_unlink(struct waiter *w)
 {
     if (w->deadline)
         atomic_fetch_sub(&n_timeouts, 1);
+    if (w->cb && w->cb->ended)
+        w->cb->ended(w->c, w->cbarg);
     struct waiter **h = list_head(w->owner);
     if (w->bprev)
         w->bprev->bnext = w->bnext;
@@ -500,8 +507,16 @@ static int reexec(struct waiter *w)
     w->cmd->fn(&fake);
     long long t1 = time_us();
     w->dur_us += (unsigned long long)(t1 > t0 ? t1 - t0 : 0); /* one that blocks again adds up too */
+    int dirtied = prop_dirty != pm.dirty;
     prop_call_end(&fake, pm, cmd_is_write);
     reexec_active = 0;
+    /* Its writes count for the waiter's client (WAIT); the serving
+     * command's client keeps them too (an offset a bit ahead only makes
+     * its WAIT wait for more). */
+    if (repl_tl_woff)
+        w->woff = (long long)repl_tl_woff;
+    if (dirtied && atomic_load_explicit(&aof_active, memory_order_relaxed))
+        w->aof_woff = (long long)atomic_load_explicit(&aof_fed_bytes, memory_order_acquire);
     w->out = fake.out;
     if (reexec_blocked) {
         w->out.len = 0;
@@ -660,6 +675,10 @@ static void deliver(struct worker *wk, void *arg)
     }
     struct client *c = w->c;
     reply_raw(&c->out, w->out.buf, w->out.len);
+    if (w->woff > c->woff)
+        c->woff = w->woff;
+    if (w->aof_woff > c->aof_woff)
+        c->aof_woff = w->aof_woff;
     unsigned long long us = w->first_us + w->dur_us;
     if (w->rejected) { /* a rejected call, as Redis counts it (not a call) */
         STAT_ADD(c->w->stats.errors, 1);
@@ -687,7 +706,11 @@ static int cancel(struct client *c, int how)
     lock_waiter(w);
     unlink_waiter(w);
     unlock_waiter(w);
-    if (how == 0) {
+    if (how == 0 && w->cb) {
+        w->cb->check(c, w->cbarg, 1);
+    } else if (how == 2) {
+        /* a condition waiter whose check replied (blocking_check_cb) */
+    } else if (how == 0) {
         /* Redis replies a null array to every list/zset timeout, BLMOVE's
          * included (null_kind applies to clients that cannot block). */
         reply_null_array(&c->out);
@@ -781,4 +804,43 @@ long long blocking_timeouts(void)
 long long blocking_keys(void)
 {
     return atomic_load(&n_blocking_keys);
+}
+
+/* ---------------------------------------------------- condition waiters --- */
+#define BLOCK_CB_TYPE 0x80 /* w->type of a condition waiter: never in a key queue */
+
+void block_on_cb(struct client *c, const struct block_cb *cb, const long long *arg, long long deadline_ms)
+{
+    /* A waiter on no key: no queue, no lock set; only its owner touches
+     * it, so the state word only goes WAITING -> CANCELLED (cancel()). */
+    if ((c->flags & CF_DENY_BLOCKING) || !c->w || !owner_list || reexec_active) {
+        cb->check(c, arg, 1); /* cannot block: the answer now */
+        return;
+    }
+    block_on_keys(c, NULL, 0, BLOCK_CB_TYPE, deadline_ms, BLOCK_NULL_ARRAY);
+    struct waiter *w = c->blocked;
+    w->cb = cb;
+    memcpy(w->cbarg, arg, sizeof(w->cbarg));
+}
+
+void blocking_check_cb(struct worker *wk, void *unused)
+{
+    (void)unused;
+    struct waiter **h = list_head(wk);
+    if (!h)
+        return;
+    struct waiter *w = *h, *nx;
+    for (; w; w = nx) { /* as in blocking_cron: cancel() runs no command */
+        nx = w->bnext;
+        if (!w->cb)
+            continue;
+        struct client *c = w->c;
+        size_t at = c->out.len;
+        if (!w->cb->check(c, w->cbarg, 0))
+            continue;
+        if (c->out.len > at)
+            count_unblock_error(c, w->cmd, c->out.buf + at, c->out.len - at);
+        if (cancel(c, 2))
+            client_unblocked(c);
+    }
 }

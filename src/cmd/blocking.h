@@ -50,6 +50,24 @@ int parse_block_timeout(struct client *c, int i, long long *deadline_ms);
 #define BLOCK_STREAM_GROUP 0x40
 void block_on_keys(struct client *c, const int *kidx, int n, int type, long long deadline_ms, int null_kind);
 
+/* Blocked on a condition rather than a key (WAIT, WAITAOF: cmd/repl.c).
+ * The waiter lives on its worker only (no key queue, nobody else claims
+ * it): check(c, arg, timed_out) runs on that worker, from
+ * blocking_check_cb() and at the deadline (timed_out 1, when it must
+ * reply); it writes the reply and returns 1 when the wait is over, else 0.
+ * ended(c, arg) runs once when the waiter goes, however it ends (reply,
+ * timeout, CLIENT UNBLOCK, the client closing).  CLIENT UNBLOCK replies
+ * the timeout's reply (check with timed_out 1) or the UNBLOCKED error.  A
+ * client that cannot block (MULTI, scripts) is the caller's to answer. */
+struct block_cb {
+    int (*check)(struct client *c, const long long *arg, int timed_out);
+    void (*ended)(struct client *c, const long long *arg);
+};
+#define BLOCK_CB_ARGS 6
+void block_on_cb(struct client *c, const struct block_cb *cb, const long long *arg, long long deadline_ms);
+/* On worker wk's thread: ask every condition waiter of wk again. */
+void blocking_check_cb(struct worker *wk, void *unused);
+
 /* The dispatcher: c's command just blocked after dur_us of execution.
  * Its call is counted (INFO commandstats, latency histogram) when it ends:
  * served, timed out or unblocked, not now (Redis 7.2). */

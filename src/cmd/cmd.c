@@ -31,6 +31,9 @@
 #include "../persist/aof.h"
 #include "../persist/snapshot.h"
 #include "../persist/prop.h"
+#include "../persist/repl.h"
+#include "repl.h"
+#include "../persist/replica.h"
 
 
 unsigned (*cmd_script_flags)(struct client *c, const struct cmd *cmd);
@@ -359,6 +362,26 @@ run:
         reply_busy(c);
         goto rejected;
     }
+    /* A replica (persist/replica.h): its master's RDB loading, the link
+     * down with replica-serve-stale-data no, replica-read-only.  One
+     * relaxed load on a master; the master's own stream passes. */
+    if (HK_UNLIKELY(atomic_load_explicit(&replica_gate, memory_order_relaxed) != 0) && !(c->flags & CF_MASTER)) {
+        int g = atomic_load_explicit(&replica_gate, memory_order_relaxed);
+        if ((g & RG_LOADING) && !(cmd->flags & CMD_LOADING)) {
+            reply_error(&c->out, "LOADING Redis is loading the dataset in memory");
+            goto rejected;
+        }
+        if ((g & RG_LINK_DOWN) && !__atomic_load_n(&cfg.replica_serve_stale_data, __ATOMIC_RELAXED) &&
+            !(cmd_flags_of(c, cmd) & CMD_STALE)) {
+            reply_error(&c->out, "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.");
+            goto rejected;
+        }
+        if ((g & RG_REPLICA) && __atomic_load_n(&cfg.replica_read_only, __ATOMIC_RELAXED) &&
+            (cmd_flags_of(c, cmd) & CMD_WRITE)) {
+            reply_error(&c->out, "READONLY You can't write against a read only replica.");
+            goto rejected;
+        }
+    }
     /* The last background save failed (stop-writes-on-bgsave-error). */
     if ((cmd->flags & CMD_WRITE) || cmd->fn == ping_command) {
         const char *misconf = persist_write_error();
@@ -400,6 +423,17 @@ run:
             }
             evict_pre_cmd_oom = 1;
         }
+    }
+    /* min-replicas-to-write (persist/repl.h): writes, scripts that may
+     * write (their declared flags) and EXEC of a transaction with writes
+     * need enough good replicas, as Redis's processCommand.  One relaxed
+     * load while the setting is 0. */
+    if (__builtin_expect(__atomic_load_n(&cfg.min_replicas_to_write, __ATOMIC_RELAXED) > 0, 0) &&
+        ((cmd_flags_of(c, cmd) & CMD_WRITE) ||
+         (cmd->fn == exec_command && c->ms && multi_in_progress(c) && (multi_queued_flags(c) & CMD_WRITE))) &&
+        !repl_enough_good_replicas()) {
+        reply_error(&c->out, "NOREPLICAS Not enough good replicas to write.");
+        goto rejected;
     }
     /* CLIENT PAUSE (cmd/pause.h): the command waits, unconsumed, until the
      * pause ends; before MULTI queueing, as Redis's processCommand. */
@@ -486,6 +520,11 @@ run:
                 hk_free(sl);
             }
         }
+        /* WAIT / WAITAOF (cmd/repl.h): the offsets this client's writes
+         * reached.  Two thread-local loads when nothing was streamed. */
+        if (__builtin_expect(repl_tl_woff != 0, 0) ||
+            (prop_dirty != pd && atomic_load_explicit(&aof_active, memory_order_relaxed)))
+            wait_note_write(c, prop_dirty != pd);
         /* Waiters on keys this command fed are served now, with its
          * locks released, before the client's next command. */
         blocking_serve_ready();

@@ -12,6 +12,7 @@
 
 #include "../base/mem.h"
 #include "../base/util.h"
+#include "../persist/repl.h"
 #include "acl.h"
 #include "blocking.h"
 #include "commands.h"
@@ -193,6 +194,8 @@ static void client_flags_str(const struct client *c, char *out)
     char *p = out;
     if (c->flags & CF_MONITOR)
         *p++ = 'O';
+    if (c->flags & CF_MASTER)
+        *p++ = 'M';
     if (c->flags & (CF_CLOSE_AFTER_REPLY))
         *p++ = 'c';
     if (c->flags & CF_CLOSE_ASAP)
@@ -282,6 +285,10 @@ static int type_matches(const struct client *c, int type)
     if (type < 0)
         return 1;
     if (type == 2)
+        return (c->flags & CF_MASTER) != 0;
+    if (type == 3) /* our replicas belong to the replication thread */
+        return 0;
+    if (c->flags & CF_MASTER)
         return 0;
     return (type == 1) == !!(c->flags & CF_PUBSUB);
 }
@@ -409,15 +416,18 @@ static void client_unblock(struct client *c)
 }
 
 /* CLIENT LIST/KILL TYPE: 0 normal, 1 pubsub (a subscribed client, as
- * Redis classes it), 2 master / replica (there are none). */
+ * Redis classes it), 2 master (a replica's link), 3 replica (ours are not
+ * worker clients: CLIENT KILL has the replication thread drop them). */
 static int parse_client_type(struct client *c, int i, int *type)
 {
     if (arg_is(c, i, "normal"))
         *type = 0;
     else if (arg_is(c, i, "pubsub"))
         *type = 1;
-    else if (arg_is(c, i, "master") || arg_is(c, i, "replica") || arg_is(c, i, "slave"))
+    else if (arg_is(c, i, "master"))
         *type = 2;
+    else if (arg_is(c, i, "replica") || arg_is(c, i, "slave"))
+        *type = 3;
     else {
         reply_errorf(&c->out, "ERR Unknown client type '%.*s'", (int)c->argvlen[i], c->argv[i]);
         return -1;
@@ -495,6 +505,10 @@ static void client_kill(struct client *c)
     if (c->flags & CF_CLOSE_ASAP) {
         c->flags = (c->flags & ~CF_CLOSE_ASAP) | CF_CLOSE_AFTER_REPLY;
     }
+    /* TYPE replica alone (other filters name worker clients): our
+     * replicas are dropped by the replication thread and reconnect. */
+    if (r.type == 3 && !r.has_id && !r.addr && !r.laddr && !r.user && !r.maxage)
+        atomic_fetch_add(&r.killed, repl_drop_replicas());
     reply_int(&c->out, atomic_load(&r.killed));
 }
 

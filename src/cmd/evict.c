@@ -16,6 +16,7 @@
 #include "../base/util.h"
 #include "../db/db.h"
 #include "../db/object.h"
+#include "../persist/replica.h"
 #include "../persist/aof.h"
 #include "../persist/prop.h"
 #include "cmd.h"
@@ -370,6 +371,10 @@ int evict_perform(void)
         return EVICT_OK;
     /* A client pause stops eviction too (the dataset must not change). */
     if (atomic_load_explicit(&pause_actions, memory_order_relaxed))
+        return EVICT_OK;
+    /* A replica leaves eviction to its master (replica-ignore-maxmemory). */
+    if ((atomic_load_explicit(&replica_gate, memory_order_relaxed) & RG_REPLICA) &&
+        __atomic_load_n(&cfg.replica_ignore_maxmemory, __ATOMIC_RELAXED))
         return EVICT_OK;
     size_t used = exact_used ? mem_used() : mem_used_fast();
     if (used <= (size_t)maxmem) {

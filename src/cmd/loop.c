@@ -8,6 +8,7 @@
 #include "../ds/dict.h"
 #include "../net/hooks.h"
 #include "../persist/prop.h"
+#include "../persist/replica.h"
 #include "blocking.h"
 #include "cmd.h"
 #include "evict.h"
@@ -34,6 +35,17 @@ static void loop_client_gone(struct client *c)
         monitor_client_gone(c);
     acl_client_gone(c);
     repl_client_gone(c);
+    if (c->flags & CF_MASTER)
+        replica_master_gone(c);
+}
+
+/* A replica's link to its master runs the stream through cmd/repl.c. */
+static void loop_execute(struct client *c)
+{
+    if (__builtin_expect((c->flags & CF_MASTER) != 0, 0))
+        repl_master_execute(c);
+    else
+        cmd_execute(c);
 }
 
 static void loop_workers_init(int n)
@@ -80,6 +92,9 @@ static void loop_cron(struct worker *w)
     tracking_cron(w);
     /* This worker's client buffers, for INFO memory / MEMORY STATS. */
     memstats_worker_cron(w);
+    /* A replica's ACKs and repl-timeout, on the worker holding the link. */
+    if (atomic_load_explicit(&replica_gate, memory_order_relaxed))
+        replica_cron(w);
 }
 
 static size_t loop_client_mem(const struct client *c)
@@ -100,7 +115,7 @@ static size_t loop_client_mem(const struct client *c)
 void cmd_install_net_hooks(void)
 {
     static const struct net_hooks h = {
-        .execute = cmd_execute,
+        .execute = loop_execute,
         .client_gone = loop_client_gone,
         .workers_init = loop_workers_init,
         .thread_start = loop_thread_start,

@@ -90,7 +90,10 @@ static void set_state(unsigned actions, long long end)
     atomic_store(&pause_actions, actions);
     /* Expiry and eviction stop with any client pause (Redis 7's
      * PAUSE_ACTION_EXPIRE / _EVICT come with both modes). */
-    atomic_store(&db_expire_paused, actions != 0);
+    if (actions)
+        atomic_fetch_or(&db_expire_paused, DB_EXPIRE_PAUSED_PAUSE);
+    else
+        atomic_fetch_and(&db_expire_paused, ~DB_EXPIRE_PAUSED_PAUSE);
     /* Less restrictive than before: let the postponed try again. */
     if (actions < before)
         resume_everywhere();

@@ -8,6 +8,15 @@
  * replica (docs/architecture.md, "Replication"). */
 #include "repl.h"
 
+#include <limits.h>
+#include <stdatomic.h>
+
+#include "../base/util.h"
+#include "../net/worker.h"
+#include "../persist/aof.h"
+#include "../server.h"
+#include "blocking.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +27,10 @@
 #include "../base/log.h"
 #include "../base/mem.h"
 #include "../net/client.h"
+#include "../db/db.h"
 #include "../persist/repl.h"
+#include "../persist/replica.h"
+#include "multi.h"
 #include "../proto/reply.h"
 
 static int word(const struct client *c, int i, const char *w)
@@ -66,7 +78,14 @@ void replconf_command(struct client *c)
             else if (c->argvlen[i + 1] == 6 && !strncasecmp(c->argv[i + 1], "psync2", 6))
                 hello(c)->capa_psync2 = 1;
             /* other capabilities: ignored, as Redis does */
-        } else if (word(c, i, "ack") || word(c, i, "fack") || word(c, i, "getack")) {
+        } else if (word(c, i, "getack")) {
+            /* Our master asks where we are: REPLCONF ACK <offset> (the
+             * offset before this command's own bytes, as Redis answers).
+             * From anyone else: nothing, and no reply, as in Redis. */
+            if (c->flags & CF_MASTER)
+                replica_send_ack(c);
+            return;
+        } else if (word(c, i, "ack") || word(c, i, "fack")) {
             /* From a client that is not a replica of ours (ACKs of adopted
              * replicas go to the replication thread): nothing to do, and
              * no reply, as in Redis. */
@@ -96,6 +115,11 @@ void psync_command(struct client *c)
     }
     if (c->out.len > c->sent) {
         reply_error(&c->out, "ERR SYNC and PSYNC are invalid with pending output");
+        return;
+    }
+    /* A replica serves its own replicas only while it follows its master. */
+    if (repl_is_replica() && !replica_link_up()) {
+        reply_error(&c->out, "NOMASTERLINK Can't SYNC while not connected with my master");
         return;
     }
     if (c->argvlen[1] >= sizeof(idbuf)) {
@@ -144,6 +168,19 @@ void psync_command(struct client *c)
 /* ROLE */
 void role_command(struct client *c)
 {
+    char host[256];
+    int port;
+    const char *st;
+    long long roff;
+    if (replica_role(host, sizeof(host), &port, &st, &roff)) {
+        reply_array(&c->out, 5);
+        reply_bulk_cstr(&c->out, "slave");
+        reply_bulk_cstr(&c->out, host);
+        reply_int(&c->out, port);
+        reply_bulk_cstr(&c->out, st);
+        reply_int(&c->out, roff);
+        return;
+    }
     struct repl_role_entry e[64];
     int n;
     long long off = repl_role(e, 64, &n);
@@ -157,4 +194,232 @@ void role_command(struct client *c)
         reply_bulk_ll(&c->out, e[i].port);
         reply_bulk_ll(&c->out, e[i].ack);
     }
+}
+
+/* ------------------------------------------------------ WAIT, WAITAOF ---
+ * A client's woff / aof_woff: the replication offset (persist/repl.h's
+ * repl_tl_woff) and the AOF position (aof_fed_bytes) its last write
+ * reached, recorded after each call by the dispatcher (wait_note_write).
+ * WAIT counts the online replicas whose ACK reached woff; WAITAOF whether
+ * the AOF's fsynced position reached aof_woff and the replicas whose FACK
+ * reached woff.  Not enough yet: the client blocks as a condition waiter
+ * (cmd/blocking.h, on its own worker), the replication thread sends
+ * REPLCONF GETACK * and, while clients wait, posts blocking_check_cb to
+ * the workers that have some when an ACK comes or the AOF syncs
+ * (wait_wake).  In MULTI and scripts (no blocking) the counts come at
+ * once. */
+#define WAIT_MAX_WORKERS 1024 /* the threads setting's maximum */
+static atomic_int wait_on_worker[WAIT_MAX_WORKERS]; /* written by the owner, read by the replication thread */
+
+void wait_note_write(struct client *c, int dirtied)
+{
+    unsigned long long w = repl_tl_woff;
+    if (w) {
+        if ((long long)w > c->woff)
+            c->woff = (long long)w;
+        repl_tl_woff = 0;
+    }
+    if (dirtied && atomic_load_explicit(&aof_active, memory_order_relaxed))
+        c->aof_woff = (long long)atomic_load_explicit(&aof_fed_bytes, memory_order_acquire);
+}
+
+/* The replication thread: wake the workers with waiting clients. */
+static void wait_wake(void)
+{
+    for (int i = 0; i < nworkers && i < WAIT_MAX_WORKERS; i++)
+        if (atomic_load_explicit(&wait_on_worker[i], memory_order_relaxed) > 0)
+            worker_post(&workers[i], blocking_check_cb, NULL);
+}
+
+/* The waiter's arguments. */
+enum { WA_WOFF, WA_NUMREPLICAS, WA_AOF, WA_NUMLOCAL, WA_AOF_WOFF };
+
+static int aof_local_acked(long long aof_woff)
+{
+    if (!__atomic_load_n(&cfg.appendonly, __ATOMIC_RELAXED) || !atomic_load(&aof_active))
+        return 0;
+    return (long long)atomic_load_explicit(&aof_synced_bytes, memory_order_acquire) >= aof_woff;
+}
+
+static int wait_check(struct client *c, const long long *a, int timed_out)
+{
+    if (!a[WA_AOF]) {
+        int n = repl_count_acks(a[WA_WOFF], 0);
+        if (n < a[WA_NUMREPLICAS] && !timed_out)
+            return 0;
+        reply_int(&c->out, n);
+        return 1;
+    }
+    if (a[WA_NUMLOCAL] && !__atomic_load_n(&cfg.appendonly, __ATOMIC_RELAXED)) {
+        /* appendonly turned off while it waited (as Redis). */
+        reply_error(&c->out, "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.");
+        return 1;
+    }
+    int local = aof_local_acked(a[WA_AOF_WOFF]);
+    int n = repl_count_acks(a[WA_WOFF], 1);
+    if ((local < a[WA_NUMLOCAL] || n < a[WA_NUMREPLICAS]) && !timed_out)
+        return 0;
+    reply_array(&c->out, 2);
+    reply_int(&c->out, local);
+    reply_int(&c->out, n);
+    return 1;
+}
+
+static void wait_ended(struct client *c, const long long *a)
+{
+    (void)a;
+    atomic_fetch_sub(&wait_on_worker[c->w->id], 1);
+    atomic_fetch_sub(&repl_wait_clients, 1);
+}
+
+static const struct block_cb wait_cb = {wait_check, wait_ended};
+
+/* Answer now if the condition holds or c cannot block, else block c. */
+static void wait_or_block(struct client *c, const long long *a, long long deadline)
+{
+    if (wait_check(c, a, 0))
+        return;
+    if ((c->flags & CF_DENY_BLOCKING) || !c->w || c->w->id >= WAIT_MAX_WORKERS) {
+        wait_check(c, a, 1);
+        return;
+    }
+    if (!__atomic_load_n(&repl_wait_wake, __ATOMIC_ACQUIRE))
+        __atomic_store_n(&repl_wait_wake, wait_wake, __ATOMIC_RELEASE);
+    block_on_cb(c, &wait_cb, a, deadline);
+    if (!c->blocked)
+        return;
+    atomic_fetch_add(&wait_on_worker[c->w->id], 1);
+    atomic_fetch_add(&repl_wait_clients, 1);
+    atomic_fetch_add(&repl_wait_gen, 1); /* the replication thread checks once more */
+    repl_request_getack();
+}
+
+/* A timeout in milliseconds (0: none) as an absolute deadline (Redis's
+ * getTimeoutFromObjectOrReply with UNIT_MILLISECONDS). */
+static int wait_timeout(struct client *c, int i, long long *deadline)
+{
+    long long t;
+    if (!str_to_ll(c->argv[i], c->argvlen[i], &t)) {
+        reply_error(&c->out, "ERR timeout is not an integer or out of range");
+        return -1;
+    }
+    if (t < 0) {
+        reply_error(&c->out, "ERR timeout is negative");
+        return -1;
+    }
+    if (t > 0) {
+        long long now = time_ms();
+        if (t > LLONG_MAX - now) {
+            reply_error(&c->out, "ERR timeout is out of range");
+            return -1;
+        }
+        t += now;
+    }
+    *deadline = t;
+    return 0;
+}
+
+/* WAIT numreplicas timeout */
+void wait_command(struct client *c)
+{
+    if (repl_is_replica()) {
+        reply_error(&c->out, "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 "
+                             "if a replica is configured to be writable (which is not the default) writes to "
+                             "replicas are just local and are not propagated.");
+        return;
+    }
+    long long num, deadline;
+    if (arg_ll(c, 1, &num) < 0 || wait_timeout(c, 2, &deadline) < 0)
+        return;
+    long long a[BLOCK_CB_ARGS] = {0};
+    a[WA_WOFF] = c->woff;
+    a[WA_NUMREPLICAS] = num;
+    wait_or_block(c, a, deadline);
+}
+
+/* WAITAOF numlocal numreplicas timeout */
+void waitaof_command(struct client *c)
+{
+    long long numlocal, num, deadline;
+    if (arg_ll(c, 1, &numlocal) < 0)
+        return;
+    if (numlocal < 0 || numlocal > 1) {
+        reply_error(&c->out, "ERR value is out of range, value must between 0 and 1");
+        return;
+    }
+    if (arg_ll(c, 2, &num) < 0)
+        return;
+    if (num < 0) {
+        reply_error(&c->out, "ERR value is out of range, must be positive");
+        return;
+    }
+    if (wait_timeout(c, 3, &deadline) < 0)
+        return;
+    if (repl_is_replica()) {
+        reply_error(&c->out, "ERR WAITAOF cannot be used with replica instances. Please also note that writes to "
+                             "replicas are just local and are not propagated.");
+        return;
+    }
+    if (numlocal && !__atomic_load_n(&cfg.appendonly, __ATOMIC_RELAXED)) {
+        reply_error(&c->out, "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.");
+        return;
+    }
+    long long a[BLOCK_CB_ARGS] = {0};
+    a[WA_WOFF] = c->woff;
+    a[WA_NUMREPLICAS] = num;
+    a[WA_AOF] = 1;
+    a[WA_NUMLOCAL] = numlocal;
+    a[WA_AOF_WOFF] = c->aof_woff;
+    wait_or_block(c, a, deadline);
+}
+
+/* REPLICAOF host port | NO ONE, and SLAVEOF. */
+void replicaof_command(struct client *c)
+{
+    if (word(c, 1, "no") && word(c, 2, "one")) {
+        char host[256];
+        int port;
+        if (replica_master(host, sizeof(host), &port)) {
+            replica_unset_master();
+            log_msg(LL_NOTICE, "MASTER MODE enabled (user request from 'id=%llu addr=%s')", (unsigned long long)c->id,
+                    c->addr);
+        }
+        reply_ok(&c->out);
+        return;
+    }
+    long long port;
+    if (arg_ll(c, 2, &port) < 0)
+        return;
+    if (port < 0 || port > 65535) {
+        reply_error(&c->out, "ERR Invalid master port");
+        return;
+    }
+    char host[256];
+    size_t hl = c->argvlen[1] < sizeof(host) - 1 ? c->argvlen[1] : sizeof(host) - 1;
+    memcpy(host, c->argv[1], hl);
+    host[hl] = 0;
+    if (replica_set_master(host, (int)port) == 1) {
+        log_msg(LL_NOTICE, "REPLICAOF would result into synchronization with the master we are already connected with. No operation performed.");
+        reply_status(&c->out, "OK Already connected to specified master");
+        return;
+    }
+    log_msg(LL_NOTICE, "REPLICAOF %s:%d enabled (user request from 'id=%llu addr=%s')", host, (int)port,
+            (unsigned long long)c->id, c->addr);
+    reply_ok(&c->out);
+}
+
+void repl_master_execute(struct client *c)
+{
+    if (!replica_apply_begin(c)) {
+        /* Not (or no longer) the link: REPLICAOF replaced it. */
+        c->out.muted = 1;
+        client_close_asap(c);
+        return;
+    }
+    db_master_apply = 1;
+    cmd_execute(c);
+    db_master_apply = 0;
+    /* The bytes of a command that ran (a paused one runs later). */
+    size_t n = c->flags & CF_POSTPONED ? 0 : c->parser.consumed;
+    replica_apply_end(c, c->qbuf + c->qpos, n, c->ms && multi_in_progress(c));
 }

@@ -5,7 +5,17 @@
 
 #include "cmd.h"
 
-cmd_fn replconf_command, psync_command, role_command;
+cmd_fn replconf_command, psync_command, role_command, replicaof_command;
+/* A command of the master's stream on a replica (c is flagged CF_MASTER):
+ * run muted, its bytes added to the replication history. */
+void repl_master_execute(struct client *c);
+/* WAIT, WAITAOF (the master side: persist/repl.h). */
+cmd_fn wait_command, waitaof_command;
+/* After a call: record in c the replication offset (repl_tl_woff, then
+ * cleared) and, when dirtied and the AOF is on, the AOF position its
+ * writes reached.  The dispatcher calls it only when repl_tl_woff is set
+ * or the call changed something with the AOF on. */
+void wait_note_write(struct client *c, int dirtied);
 /* c is closing: drop its REPLCONF settings. */
 void repl_client_gone(struct client *c);
 

@@ -137,7 +137,7 @@ void restore_command(struct client *c)
      * and counts are bounded by the body's bytes. */
     rdb_in_init_mem(&in, p, plen - 10);
     in.version = ver;
-    in.now_ms = db_loading ? 1 : now; /* replaying an AOF: no field counts as expired */
+    in.now_ms = db_loading || db_master_apply ? 1 : now; /* replaying an AOF: no field counts as expired */
     in.deep = __atomic_load_n(&cfg.sanitize_dump_payload, __ATOMIC_RELAXED) != 0;
     struct entry *e = NULL;
     if (rdb_r_type(&in, &t) == 0 && rdb_is_object_type(t))

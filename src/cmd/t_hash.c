@@ -549,7 +549,7 @@ static int ptrset_add(struct ptrset *s, const void *p)
 static int hdrop_all_expired(struct client *c, struct entry **ep)
 {
     long long first = hash_min_field_ttl(*ep), now = db_now_ms();
-    if (!first || first > now || db_loading)
+    if (!first || first > now || db_loading || db_master_apply)
         return 0;
     hash_detach(*ep);
     hash_expire_prop_begin(c->db, c->argv[1], c->argvlen[1]);

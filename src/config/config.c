@@ -29,6 +29,7 @@
 #include "../net/tls.h"
 #include "../net/worker.h"
 #include "../persist/aof.h"
+#include "../persist/replica.h"
 #include "../ds/stream.h"
 #include "../script/script.h"
 #include "../types/hash.h"

@@ -72,10 +72,11 @@ long long db_now_ms(void)
 }
 
 _Thread_local int db_loading;
+_Thread_local int db_master_apply;
 
 int db_already_expired(long long when)
 {
-    return !db_loading && when <= db_now_ms();
+    return !(db_loading | db_master_apply) && when <= db_now_ms();
 }
 
 void db_init(int ndb)
@@ -497,7 +498,7 @@ struct entry *db_get_idx(int db, unsigned slot, const char *key, size_t klen, in
         return NULL;
     }
     e = t->slots[i];
-    if ((e->flags & E_HAS_EXPIRE) && !(flags & LK_NOEXPIRE) && entry_expire(e) <= db_now_ms() && !db_loading) {
+    if ((e->flags & E_HAS_EXPIRE) && !(flags & LK_NOEXPIRE) && entry_expire(e) <= db_now_ms() && !(db_loading | db_master_apply)) {
         if (!(flags & LK_NOSTATS) && atomic_load_explicit(&db_expire_paused, memory_order_relaxed)) {
             count_miss(db, key, klen); /* paused: logically gone, not deleted */
             return NULL;

@@ -121,6 +121,10 @@ extern atomic_int script_busy;
  * that do not count hits/misses, the writes' lookups, still delete: a
  * write that was already running when the pause began). */
 extern atomic_int db_expire_paused;
+/* Its bits: a client pause (cmd/pause.c), a replica (persist/replica.c:
+ * keys expire only when the master's DEL comes; reads hide them). */
+#define DB_EXPIRE_PAUSED_PAUSE 1
+#define DB_EXPIRE_PAUSED_REPLICA 2
 /* The script mutex.  Scripts run one at a time across the server (while
  * every other command keeps running on every thread); EXEC of commands
  * that need it, and persist/'s fork and DEBUG RELOAD / LOADAOF freezes,
@@ -254,5 +258,9 @@ extern _Thread_local int db_loading;
 /* Redis's checkAlreadyExpired: when (absolute ms) is past for the running
  * command, never while loading. */
 int db_already_expired(long long when);
+/* This thread runs a command of a replica's master (persist/replica.h):
+ * as while loading, nothing counts as expired (the master's DEL decides),
+ * but what it writes is propagated (to the replica's AOF). */
+extern _Thread_local int db_master_apply;
 
 #endif

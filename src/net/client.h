@@ -37,7 +37,8 @@
 #define CF_EXECUTING 0x40000     /* inside cmd_execute: pushes go to c->pushbuf until the reply is done */
 #define CF_MONITOR 0x100000      /* in MONITOR mode (cmd/monitor.h; state in c->mon) */
 #define CF_POSTPONED 0x80000     /* its command waits unrun and unconsumed in qbuf (CLIENT PAUSE: cmd/pause.h) */
-#define CF_ERR_COUNTED 0x200000  /* the error reply just written was counted already (a script passing on redis.call's error) */
+#define CF_ERR_COUNTED 0x200000
+#define CF_MASTER 0x400000       /* this replica's link to its master: runs the stream, replies muted (persist/replica.h) */  /* the error reply just written was counted already (a script passing on redis.call's error) */
 
 struct worker;
 struct cmd;
@@ -67,6 +68,7 @@ struct client {
     unsigned flags;
     char *name, *lib_name, *lib_ver;
     struct repl_hello *repl_hello; /* REPLCONF's settings before PSYNC (cmd/repl.c) */
+    long long woff, aof_woff;      /* the replication / AOF offset its last write reached (WAIT, WAITAOF: cmd/repl.c) */
     long long ctime_ms, last_ms;
     const struct cmd *last_cmd;
     char addr[64], laddr[64];

@@ -264,6 +264,9 @@ static const char protected_denied[] =
     "in order for the server to start accepting connections from the outside.\r\n";
 
 static void client_read(struct client *c);
+static struct client *client_alloc(struct worker *w, int fd, const struct sockaddr_storage *sa, void *ssl);
+static void qbuf_reserve(struct client *c, size_t want);
+static void process_input(struct client *c);
 
 /* A connection accepted on a TCP (tls 0) or TLS (tls 1) listener, or the
  * Unix socket.  A TLS client is refused as Redis refuses it: over the
@@ -272,10 +275,7 @@ static void client_read(struct client *c);
 static void client_new(struct worker *w, int fd, const struct sockaddr_storage *sa, int tls)
 {
     struct client *c;
-    struct sockaddr_storage la;
-    socklen_t ll = sizeof(la);
     struct epoll_event ev;
-    int one = 1;
 
     int nc = atomic_fetch_add(&connected_clients, 1);
     /* Over the room the open-files limit leaves: a CONFIG SET maxclients
@@ -307,6 +307,33 @@ static void client_new(struct worker *w, int fd, const struct sockaddr_storage *
         close(fd);
         return;
     }
+    c = client_alloc(w, fd, sa, ssl);
+    if (ssl)
+        c->tls_flags = TLSF_HANDSHAKE | (deny ? TLSF_DENY : 0);
+    STAT_ADD(w->stats.conns_received, 1);
+
+    ev.events = EPOLLIN;
+    ev.data.ptr = c;
+    epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev);
+    /* The ClientHello is usually in already: start the handshake now
+     * rather than after another epoll turn.  The client runs on another
+     * core meanwhile, so the handshake may even finish within this call,
+     * its first request read along (read-ahead) where epoll will never
+     * report it: client_read goes on to read and run it, as after any
+     * handshake step. */
+    if (ssl)
+        client_read(c);
+}
+
+/* The client struct of a new connection on w, on w's list (not yet in
+ * epoll); counted in connected_clients by the caller. */
+static struct client *client_alloc(struct worker *w, int fd, const struct sockaddr_storage *sa, void *ssl)
+{
+    struct client *c;
+    struct sockaddr_storage la;
+    socklen_t ll = sizeof(la);
+    int one = 1;
+    int is_unix = sa->ss_family == AF_UNIX;
     if (!is_unix) {
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         if (cfg.tcp_keepalive > 0)
@@ -317,8 +344,6 @@ static void client_new(struct worker *w, int fd, const struct sockaddr_storage *
     c->fd = fd;
     c->w = w;
     c->tls = ssl;
-    if (ssl)
-        c->tls_flags = TLSF_HANDSHAKE | (deny ? TLSF_DENY : 0);
     c->id = atomic_fetch_add(&next_client_id, 1);
     c->qcap = QBUF_CHUNK;
     c->qbuf = hk_malloc(c->qcap);
@@ -350,19 +375,61 @@ static void client_new(struct worker *w, int fd, const struct sockaddr_storage *
         w->clients->prev = c;
     w->clients = c;
     w->nclients++;
-    STAT_ADD(w->stats.conns_received, 1);
+    return c;
+}
 
+/* net_adopt: the connection becomes a client of worker 0. */
+struct adopt_req {
+    int fd;
+    unsigned flags;
+    void (*ready)(struct client *, void *);
+    void *arg;
+    size_t n;
+    char init[];
+};
+
+static void adopt_job(struct worker *w, void *arg)
+{
+    struct adopt_req *r = arg;
+    struct sockaddr_storage sa;
+    socklen_t sl = sizeof(sa);
+    memset(&sa, 0, sizeof(sa));
+    if (getpeername(r->fd, (struct sockaddr *)&sa, &sl) < 0)
+        sa.ss_family = AF_INET;
+    int fl = fcntl(r->fd, F_GETFL);
+    if (fl >= 0)
+        fcntl(r->fd, F_SETFL, fl | O_NONBLOCK);
+    atomic_fetch_add(&connected_clients, 1);
+    struct client *c = client_alloc(w, r->fd, &sa, NULL);
+    c->flags |= r->flags;
+    if (r->ready)
+        r->ready(c, r->arg);
+    struct epoll_event ev;
     ev.events = EPOLLIN;
     ev.data.ptr = c;
-    epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev);
-    /* The ClientHello is usually in already: start the handshake now
-     * rather than after another epoll turn.  The client runs on another
-     * core meanwhile, so the handshake may even finish within this call,
-     * its first request read along (read-ahead) where epoll will never
-     * report it: client_read goes on to read and run it, as after any
-     * handshake step. */
-    if (ssl)
-        client_read(c);
+    epoll_ctl(w->epfd, EPOLL_CTL_ADD, c->fd, &ev);
+    if (r->n) { /* bytes its reader had taken already: run them now */
+        qbuf_reserve(c, r->n);
+        memcpy(c->qbuf + c->qlen, r->init, r->n);
+        c->qlen += r->n;
+        process_input(c);
+    } else {
+        client_output_ready(c);
+    }
+    hk_free(r);
+}
+
+void net_adopt(int fd, unsigned flags, const char *init, size_t n, void (*ready)(struct client *, void *), void *arg)
+{
+    struct adopt_req *r = hk_malloc(sizeof(*r) + n);
+    r->fd = fd;
+    r->flags = flags;
+    r->ready = ready;
+    r->arg = arg;
+    r->n = n;
+    if (n)
+        memcpy(r->init, init, n);
+    worker_post(&workers[0], adopt_job, r);
 }
 
 static void pending_unlink(struct client *c)
@@ -810,8 +877,9 @@ static int read_done(struct client *c, ssize_t n)
     STAT_ADD(c->w->stats.net_in, (unsigned long long)n);
     if (c->qlen > c->qbuf_peak)
         c->qbuf_peak = c->qlen;
-    if ((long long)(c->qlen - c->qpos) > cfg.client_query_buffer_limit ||
-        (long long)c->parser.need > cfg.client_query_buffer_limit) {
+    if (((long long)(c->qlen - c->qpos) > cfg.client_query_buffer_limit ||
+         (long long)c->parser.need > cfg.client_query_buffer_limit) &&
+        !(c->flags & CF_MASTER)) { /* a master's stream is exempt, as in Redis */
         log_msg(LL_WARNING, "Closing client that reached max query buffer length: id=%llu addr=%s (qbuf initial bytes: \"%.32s\")",
                 (unsigned long long)c->id, c->addr, c->qbuf);
         client_close(c);
@@ -1676,7 +1744,7 @@ static void cron(struct worker *w)
             n = c->next;
             /* Blocked and subscribed clients wait for others: never idle. */
             if (now - c->last_ms > (long long)idle_timeout * 1000 && c->out.len == c->sent && !c->blocked &&
-                !(c->flags & CF_PUBSUB)) {
+                !(c->flags & (CF_PUBSUB | CF_MASTER))) {
                 log_msg(LL_VERBOSE, "Closing idle client");
                 client_close(c);
             }

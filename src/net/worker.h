@@ -56,6 +56,13 @@ void worker_broadcast(void (*fn)(struct worker *, void *), void *arg);
 /* Queue a job for worker w without waiting (fn runs on w's thread). */
 void worker_post(struct worker *w, void (*fn)(struct worker *, void *), void *arg);
 
+/* Make the connected socket fd a client of a worker (a replica's link to
+ * its master: persist/replica.c), with flags added (CF_*); ready(c, arg)
+ * runs on that worker's thread once the client exists, before any of its
+ * input is read; init (n bytes) is input read from fd already, run first.
+ * The caller no longer uses fd. */
+void net_adopt(int fd, unsigned flags, const char *init, size_t n, void (*ready)(struct client *, void *), void *arg);
+
 /* Start-up and shutdown (server.c): start n workers (-1 on failure, with
  * the reason logged), wake every loop, wait for them to exit. */
 int workers_start(int n);

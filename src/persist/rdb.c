@@ -750,7 +750,10 @@ void rdb_save_opts_from_cfg(struct rdb_save_opts *opt)
     opt->compress = __atomic_load_n(&cfg.rdbcompression, __ATOMIC_RELAXED);
     opt->checksum = __atomic_load_n(&cfg.rdbchecksum, __ATOMIC_RELAXED);
     opt->key_save_delay_us = __atomic_load_n(&cfg.rdb_key_save_delay, __ATOMIC_RELAXED);
+    opt->repl = rdb_repl_mark;
 }
+
+struct rdb_repl_mark rdb_repl_mark;
 
 static int w_aux_n(struct rdb_out *o, const char *k, const char *v, size_t vl)
 {
@@ -873,6 +876,10 @@ int rdb_save(struct rdb_out *o, const struct rdb_save_opts *opt)
     if (w_aux(o, "redis-ver", REDIS_COMPAT_VERSION) < 0 || w_aux_ll(o, "redis-bits", 64) < 0 ||
         w_aux_ll(o, "ctime", (long long)time(NULL)) < 0 || w_aux_ll(o, "used-mem", (long long)mem_used()) < 0 ||
         w_aux_ll(o, "aof-base", opt->aof_preamble ? 1 : 0) < 0)
+        return -1;
+    if (opt->repl.id[0] &&
+        (w_aux_ll(o, "repl-stream-db", opt->repl.stream_db) < 0 || w_aux(o, "repl-id", opt->repl.id) < 0 ||
+         w_aux_ll(o, "repl-offset", opt->repl.offset) < 0))
         return -1;
     if (rdb_fn_foreach_lib(save_fn_cb, o) < 0)
         return -1;
@@ -1068,9 +1075,15 @@ int rdb_load_in(struct rdb_in *in, struct rdb_load_stats *st)
                 log_msg(LL_NOTICE, "RDB memory usage when created %.2f Mb", (double)st->used_mem / (1024 * 1024));
             } else if (!strcmp((char *)k, "aof-base") || !strcmp((char *)k, "aof-preamble")) {
                 st->aof_base = atoi((char *)v) != 0;
-            } else if (!strcmp((char *)k, "redis-bits") || !strcmp((char *)k, "repl-stream-db") ||
-                       !strcmp((char *)k, "repl-id") || !strcmp((char *)k, "repl-offset") ||
-                       !strcmp((char *)k, "lua")) {
+            } else if (!strcmp((char *)k, "repl-id")) {
+                if (strlen((char *)v) == 40)
+                    memcpy(st->repl.id, v, 41);
+            } else if (!strcmp((char *)k, "repl-offset")) {
+                st->repl.offset = strtoll((char *)v, NULL, 10);
+            } else if (!strcmp((char *)k, "repl-stream-db")) {
+                long long d = strtoll((char *)v, NULL, 10);
+                st->repl.stream_db = d >= 0 && d < ks.ndb ? (int)d : 0;
+            } else if (!strcmp((char *)k, "redis-bits") || !strcmp((char *)k, "lua")) {
                 /* known, nothing to do */
             } else {
                 log_msg(LL_DEBUG, "Unrecognized RDB AUX field: '%s'", (char *)k);

@@ -263,10 +263,22 @@ int rdb_save_stream(struct rdb_out *o, struct entry *e, int version);  /* writes
 void *rdb_load_stream(struct rdb_in *in, int t, uint8_t *enc);         /* the structure for entry_new_obj */
 
 /* ------------------------------------------------------------ files --- */
+/* The replication history a snapshot stands for: aux fields repl-id,
+ * repl-offset and repl-stream-db (id "" : none written), so that a
+ * restarted master or replica resumes with a partial resync.  Set by
+ * persist/snapshot.c while the keyspace is frozen; rdb_save_opts_from_cfg
+ * copies it (a fork child inherits it). */
+struct rdb_repl_mark {
+    char id[41];
+    long long offset;
+    int stream_db;
+};
+extern struct rdb_repl_mark rdb_repl_mark;
 struct rdb_save_opts {
     int version, compress, checksum;
     int aof_preamble;              /* aux aof-base 1 */
     long long key_save_delay_us;   /* rdb-key-save-delay (tests) */
+    struct rdb_repl_mark repl;     /* repl-* aux fields (id "": none) */
 };
 /* Fill opts from the configuration (rdb-version, rdbcompression, rdbchecksum, delay). */
 void rdb_save_opts_from_cfg(struct rdb_save_opts *opt);
@@ -284,6 +296,7 @@ struct rdb_load_stats {
     char redis_ver[32];
     int aof_base;
     long long used_mem;
+    struct rdb_repl_mark repl; /* repl-id (40 hex digits, else ""), repl-offset, repl-stream-db */
 };
 /* Load a file into the keyspace (the caller guarantees exclusive access:
  * before workers start, or all locks held).  0; -1 with err naming the

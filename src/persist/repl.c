@@ -15,8 +15,15 @@
  * chars), R_WAIT_ACK (the child is done: the replica loads; the stream
  * starts at its first REPLCONF ACK, as Redis waits, since a replica reading
  * the payload in blocks would take stream bytes after the mark for
- * payload) and R_ONLINE. */
+ * payload) and R_ONLINE.
+ *
+ * Disk-based (repl-diskless-sync no, or a replica without capa eof): the
+ * thread answers +FULLRESYNC itself, the child writes the RDB to a file in
+ * dir, and R_SEND_FILE sends "$<size>\r\n" and the file from this thread,
+ * as the socket takes it; the stream follows at once (the replica reads
+ * exactly size bytes). */
 #include "repl.h"
+#include "replica.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,7 +36,10 @@
 #include <strings.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -38,6 +48,7 @@
 #include "../base/util.h"
 #include "../server.h"
 #include "prop.h"
+#include "aof.h"
 #include "rdb.h"
 #include "resp_enc.h"
 #include "snapshot.h"
@@ -53,7 +64,7 @@ struct blk {
     char data[BLK];
 };
 
-enum { R_WAIT_FORK, R_CHILD, R_WAIT_ACK, R_ONLINE };
+enum { R_WAIT_FORK, R_CHILD, R_WAIT_ACK, R_ONLINE, R_SEND_FILE };
 
 struct replica {
     struct replica *next;
@@ -69,6 +80,10 @@ struct replica {
     char in[256];
     size_t inlen;
     int gone; /* to close (the thread frees it) */
+    long long fack; /* REPLCONF ACK ... FACK offset: what its AOF fsynced (WAITAOF) */
+    unsigned gen; /* the history it follows (hist_gen when it came) */
+    int disk;           /* its full sync is disk-based */
+    long long file_pos; /* R_SEND_FILE: bytes of "$size\r\n" + file sent */
 };
 
 /* --------------------------------------------------------- repl_mu --- */
@@ -84,8 +99,18 @@ static struct replica *adopted;  /* handed over by workers, not yet taken by the
 static int child_running, child_finished, child_ok;
 static size_t buffer_bytes;
 static uint64_t snap_off; /* the offset a running child's RDB stands for */
+/* Bumped when the history changes under the replicas' feet (a full sync
+ * from our master, a new id, a promotion): a replica of an older one gets
+ * nothing more and is dropped, so it reconnects and PSYNCs again. */
+static unsigned hist_gen;
+static int drop_all; /* CLIENT KILL TYPE replica, REPLICAOF: drop every replica */
+
+atomic_int repl_role_replica;
 
 static atomic_llong stat_full, stat_partial_ok, stat_partial_err; /* INFO stats sync_* */
+/* WAIT / WAITAOF, min-replicas (the section at the end of the file). */
+static int wait_acks_moved; /* the thread's: an ACK came since the last wait_tick */
+static void wait_tick(long long now);
 static int efd = -1, epfd = -1;
 static pthread_t tid;
 static atomic_int started; /* set once the thread runs (before the workers start) */
@@ -153,6 +178,8 @@ static void append_locked(const char *p, size_t n)
     }
 }
 
+static void buffer_restart_locked(uint64_t at);
+
 static void select_locked(int db)
 {
     if (db < 0 || db == last_db)
@@ -213,6 +240,7 @@ static void tx_commit(void)
             append_locked(tl_tx.p + pos, n);
             pos += n;
         }
+        repl_tl_woff = off;
     }
     pthread_mutex_unlock(&mu);
     tl_in_tx = 0;
@@ -251,6 +279,7 @@ void repl_feed_cmd(int db, int argc, const char *const *argv, const size_t *lens
     if (backlog_on) {
         select_locked(db);
         append_locked(enc, n);
+        repl_tl_woff = off;
     }
     pthread_mutex_unlock(&mu);
     if (enc != stack)
@@ -346,10 +375,12 @@ static void take_adopted(void)
         pthread_mutex_lock(&mu);
         if (!replid[0])
             random_id(replid);
-        if (!forced && backlog_on && head && want >= 1) {
+        if (!forced && backlog_on && want >= 1) {
             int same = !strcmp(r->in, replid);
             int prev = !strcmp(r->in, replid2) && want <= second_off;
-            uint64_t first = head->start + 1;
+            /* An empty backlog (just restored from an RDB) holds exactly
+             * "nothing since off". */
+            uint64_t first = head ? head->start + 1 : off + 1;
             if ((same || prev) && (uint64_t)want >= first && (uint64_t)want <= off + 1) {
                 cont = 1;
                 r->sent = (uint64_t)want - 1;
@@ -363,6 +394,8 @@ static void take_adopted(void)
         pthread_mutex_unlock(&mu);
         r->in[0] = 0;
         r->inlen = 0;
+        int nodelay = !__atomic_load_n(&cfg.repl_disable_tcp_nodelay, __ATOMIC_RELAXED);
+        setsockopt(r->fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, sizeof(nodelay));
         struct epoll_event ev;
         ev.events = EPOLLIN;
         ev.data.ptr = r;
@@ -383,6 +416,7 @@ static void take_adopted(void)
                 atomic_fetch_add(&stat_partial_err, 1);
         }
         pthread_mutex_lock(&mu);
+        r->gen = hist_gen;
         r->next = replicas;
         replicas = r;
         pthread_mutex_unlock(&mu);
@@ -397,7 +431,14 @@ struct fork_ctx {
     int n;
     uint64_t at;
     char id[41];
+    int disk;       /* write path instead of the sockets */
+    char path[96];
 };
+/* The disk-based sync's file while replicas are sent it (the thread's). */
+static int sync_fd = -1;
+static long long sync_size;
+static char sync_path[96], sync_hdr[32];
+static size_t sync_hdr_len;
 
 static void at_freeze(void *arg)
 {
@@ -418,7 +459,9 @@ static void at_freeze(void *arg)
     f->n = 0;
     for (struct replica *r = replicas; r; r = r->next) {
         if (r->state == R_WAIT_FORK && !r->gone && f->n < 64) {
+            r->gen = hist_gen;
             r->state = R_CHILD;
+            r->disk = f->disk;
             r->sent = off;
             f->fds[f->n++] = r->fd;
         }
@@ -432,6 +475,13 @@ static void child_main(struct fork_ctx *f)
     struct rdb_save_opts o;
     rdb_save_opts_from_cfg(&o);
     o.version = REPL_RDB_VERSION;
+    if (f->disk) {
+        char err[256];
+        int rc = rdb_save_file(f->path, &o, err, sizeof(err));
+        if (rc < 0)
+            log_msg(LL_WARNING, "Failed saving the RDB for replicas: %s", err);
+        persist_child_exit(rc < 0 ? 1 : 0);
+    }
     int sent = 0;
     for (int i = 0; i < f->n; i++) {
         int fd = f->fds[i];
@@ -460,21 +510,36 @@ static void child_main(struct fork_ctx *f)
 
 static void maybe_fork(long long now)
 {
-    int due = 0;
-    for (struct replica *r = replicas; r; r = r->next)
-        if (r->state == R_WAIT_FORK && !r->gone &&
-            now - r->since_ms >= 1000LL * __atomic_load_n(&cfg.repl_diskless_sync_delay, __ATOMIC_RELAXED))
+    /* Diskless: the first replica waits repl-diskless-sync-delay for
+     * others to join, unless repl-diskless-sync-max-replicas are there.
+     * Disk-based (the setting, or a replica without capa eof): now. */
+    int due = 0, waiting = 0, disk = !__atomic_load_n(&cfg.repl_diskless_sync, __ATOMIC_RELAXED);
+    int maxr = __atomic_load_n(&cfg.repl_diskless_sync_max_replicas, __ATOMIC_RELAXED);
+    for (struct replica *r = replicas; r; r = r->next) {
+        if (r->state != R_WAIT_FORK || r->gone)
+            continue;
+        waiting++;
+        disk |= !r->h.capa_eof;
+        if (now - r->since_ms >= 1000LL * __atomic_load_n(&cfg.repl_diskless_sync_delay, __ATOMIC_RELAXED))
             due = 1;
+    }
+    if (waiting && (disk || (maxr > 0 && waiting >= maxr)))
+        due = 1;
     pthread_mutex_lock(&mu);
     int busy = child_running;
     pthread_mutex_unlock(&mu);
-    if (!due || busy)
+    /* A disk-based file still being sent is not overwritten. */
+    if (!due || busy || (disk && sync_fd >= 0))
         return;
     static struct fork_ctx f;
+    f.disk = disk;
+    snprintf(f.path, sizeof(f.path), "temp-repl-sync-%d.rdb", (int)getpid());
     pthread_mutex_lock(&mu);
     child_running = 1;
     child_finished = 0;
     pthread_mutex_unlock(&mu);
+    /* On a replica the freeze also holds apply_mu (persist/snapshot.c): the
+     * snapshot stands for a whole number of the master's commands. */
     pid_t pid = persist_fork_ex(CHILD_REPL, at_freeze, &f);
     if (pid == 0)
         child_main(&f);
@@ -486,8 +551,17 @@ static void maybe_fork(long long now)
         pthread_mutex_unlock(&mu);
         return;
     }
-    log_msg(LL_NOTICE, "Starting BGSAVE for SYNC with target: replicas sockets (pid %d, %d replica(s), offset %llu)",
-            (int)pid, f.n, (unsigned long long)f.at);
+    log_msg(LL_NOTICE, "Starting BGSAVE for SYNC with target: %s (pid %d, %d replica(s), offset %llu)",
+            f.disk ? "disk" : "replicas sockets", (int)pid, f.n, (unsigned long long)f.at);
+    if (f.disk) {
+        snprintf(sync_path, sizeof(sync_path), "%s", f.path);
+        /* The answer now; "\n" keepalives until the file is written. */
+        char line[128];
+        int n = snprintf(line, sizeof(line), "+FULLRESYNC %s %llu\r\n", f.id, (unsigned long long)f.at);
+        for (struct replica *r = replicas; r; r = r->next)
+            if (r->state == R_CHILD && r->disk && !r->gone && send_all(r->fd, line, (size_t)n) < 0)
+                drop(r, strerror(errno));
+    }
 }
 
 void repl_child_done(int ok)
@@ -513,9 +587,40 @@ static void child_ended(void)
     if (!fin)
         return;
     log_msg(ok ? LL_NOTICE : LL_WARNING, "Background RDB transfer %s", ok ? "terminated with success" : "error");
+    int any_disk = 0;
+    for (struct replica *r = replicas; r; r = r->next)
+        any_disk |= r->state == R_CHILD && r->disk;
+    if (any_disk && ok) {
+        sync_fd = open(sync_path, O_RDONLY | O_CLOEXEC);
+        struct stat sb;
+        if (sync_fd >= 0 && fstat(sync_fd, &sb) == 0) {
+            sync_size = (long long)sb.st_size;
+            sync_hdr_len = (size_t)snprintf(sync_hdr, sizeof(sync_hdr), "$%lld\r\n", sync_size);
+        } else {
+            log_msg(LL_WARNING, "Can't open the RDB for replicas %s: %s", sync_path, strerror(errno));
+            if (sync_fd >= 0)
+                close(sync_fd);
+            sync_fd = -1;
+        }
+    }
+    if (any_disk && sync_fd < 0 && sync_path[0]) {
+        unlink(sync_path);
+        sync_path[0] = 0;
+    }
     for (struct replica *r = replicas; r; r = r->next) {
         if (r->state != R_CHILD)
             continue;
+        if (r->disk) {
+            if (!ok || sync_fd < 0) {
+                drop(r, "the full sync failed");
+                continue;
+            }
+            pthread_mutex_lock(&mu);
+            r->state = R_SEND_FILE;
+            r->file_pos = 0;
+            pthread_mutex_unlock(&mu);
+            continue;
+        }
         set_blocking(r->fd, 0);
         pthread_mutex_lock(&mu);
         r->state = R_WAIT_ACK;
@@ -604,10 +709,19 @@ static void read_replica(struct replica *r)
                 size_t k = lens[2] < sizeof(num) - 1 ? lens[2] : sizeof(num) - 1;
                 memcpy(num, argv[2], k);
                 num[k] = 0;
-                long long a = strtoll(num, NULL, 10);
+                long long a = strtoll(num, NULL, 10), fa = -1;
+                if (argc >= 5 && is_word(argv[3], lens[3], "fack")) {
+                    k = lens[4] < sizeof(num) - 1 ? lens[4] : sizeof(num) - 1;
+                    memcpy(num, argv[4], k);
+                    num[k] = 0;
+                    fa = strtoll(num, NULL, 10);
+                }
+                wait_acks_moved = 1;
                 pthread_mutex_lock(&mu);
                 if (a > r->ack)
                     r->ack = a;
+                if (fa > r->fack)
+                    r->fack = fa;
                 r->ack_ms = time_ms();
                 if (r->state == R_WAIT_ACK) {
                     r->state = R_ONLINE;
@@ -627,7 +741,7 @@ static void write_replica(struct replica *r, char *chunk)
     for (;;) {
         size_t n = 0;
         pthread_mutex_lock(&mu);
-        struct blk *b = head;
+        struct blk *b = r->gen == hist_gen ? head : NULL;
         while (b && b->start + b->used <= r->sent)
             b = b->next;
         if (b && r->sent >= b->start) {
@@ -666,6 +780,61 @@ static void write_replica(struct replica *r, char *chunk)
     }
 }
 
+/* R_SEND_FILE: "$<size>\r\n" and the file, as far as the socket takes;
+ * then the replica is online (the stream follows the payload). */
+static void write_file(struct replica *r, char *chunk)
+{
+    long long total = (long long)sync_hdr_len + sync_size;
+    while (r->file_pos < total) {
+        size_t n;
+        if (r->file_pos < (long long)sync_hdr_len) {
+            n = sync_hdr_len - (size_t)r->file_pos;
+            memcpy(chunk, sync_hdr + r->file_pos, n);
+        } else {
+            ssize_t k = pread(sync_fd, chunk, BLK, r->file_pos - (long long)sync_hdr_len);
+            if (k <= 0) {
+                drop(r, "can't read the RDB for replicas");
+                return;
+            }
+            n = (size_t)k;
+        }
+        ssize_t w = send(r->fd, chunk, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            if (!r->out_armed)
+                ep_set(r, 1);
+            return;
+        }
+        if (w <= 0) {
+            drop(r, strerror(errno));
+            return;
+        }
+        r->file_pos += w;
+    }
+    pthread_mutex_lock(&mu);
+    r->state = R_ONLINE;
+    r->ack_ms = time_ms();
+    pthread_mutex_unlock(&mu);
+    log_msg(LL_NOTICE, "Synchronization with replica %s:%d succeeded", r->h.ip, r->h.listening_port);
+    if (r->out_armed)
+        ep_set(r, 0);
+}
+
+/* The disk-based sync's file goes once no replica is being sent it. */
+static void sync_file_done(void)
+{
+    if (sync_fd < 0)
+        return;
+    for (struct replica *r = replicas; r; r = r->next)
+        if (r->state == R_SEND_FILE && !r->gone)
+            return;
+    close(sync_fd);
+    sync_fd = -1;
+    unlink(sync_path);
+    sync_path[0] = 0;
+}
+
 /* Output limits (client-output-buffer-limit replica), timeouts; then free
  * what no replica needs and the backlog does not keep. */
 static void housekeeping(long long now)
@@ -676,8 +845,19 @@ static void housekeeping(long long now)
     long long timeout_ms = 1000LL * __atomic_load_n(&cfg.repl_timeout, __ATOMIC_RELAXED);
     pthread_mutex_lock(&mu);
     uint64_t cur = off;
+    unsigned gen = hist_gen;
+    int all = drop_all;
+    drop_all = 0;
     pthread_mutex_unlock(&mu);
     for (struct replica *r = replicas; r; r = r->next) {
+        if (all && !r->gone) {
+            drop(r, "killed");
+            continue;
+        }
+        if (!r->gone && r->gen != gen && r->state != R_WAIT_FORK) {
+            drop(r, "the replication history changed");
+            continue;
+        }
         if (r->gone || r->state == R_WAIT_FORK)
             continue;
         long long pending = (long long)(cur - r->sent);
@@ -713,13 +893,35 @@ static void housekeeping(long long now)
     uint64_t bsize = (uint64_t)__atomic_load_n(&cfg.repl_backlog_size, __ATOMIC_RELAXED);
     uint64_t keep = off > bsize ? off - bsize : 0;
     for (struct replica *r = replicas; r; r = r->next)
-        if (r->state != R_WAIT_FORK && r->sent < keep)
+        if (r->state != R_WAIT_FORK && r->gen == hist_gen && r->sent < keep)
             keep = r->sent;
     while (head && head->next && head->start + head->used <= keep) {
         struct blk *b = head;
         head = b->next;
         hk_free(b);
         buffer_bytes -= sizeof(*b);
+    }
+    /* repl-backlog-ttl: a master without replicas for that long frees its
+     * backlog and starts a new history (a replica never frees its own:
+     * it may be promoted). */
+    static long long alone_since;
+    int any = adopted != NULL;
+    for (struct replica *r = replicas; r; r = r->next)
+        any |= !r->gone;
+    long long ttl = __atomic_load_n(&cfg.repl_backlog_ttl, __ATOMIC_RELAXED);
+    if (any || !backlog_on || repl_is_replica()) {
+        alone_since = 0;
+    } else if (!alone_since) {
+        alone_since = now;
+    } else if (ttl > 0 && now - alone_since >= ttl * 1000) {
+        buffer_restart_locked(off);
+        backlog_on = 0;
+        random_id(replid);
+        memcpy(replid2, "0000000000000000000000000000000000000000", 41);
+        second_off = -1;
+        prop_set_on_bit(PROP_ON_REPL, 0);
+        alone_since = 0;
+        log_msg(LL_NOTICE, "Replication backlog freed after %lld seconds without connected replicas.", ttl);
     }
     pthread_mutex_unlock(&mu);
 }
@@ -745,7 +947,8 @@ static void ping_replicas(void)
 static void keepalive_waiting(void)
 {
     for (struct replica *r = replicas; r; r = r->next)
-        if (r->state == R_WAIT_FORK && !r->gone && send(r->fd, "\n", 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 &&
+        if ((r->state == R_WAIT_FORK || (r->state == R_CHILD && r->disk)) && !r->gone &&
+            send(r->fd, "\n", 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 &&
             errno != EAGAIN)
             drop(r, strerror(errno));
 }
@@ -762,9 +965,14 @@ static void *repl_main(void *arg)
         child_ended();
         long long now = time_ms();
         maybe_fork(now);
-        for (struct replica *r = replicas; r; r = r->next)
+        wait_tick(now);
+        for (struct replica *r = replicas; r; r = r->next) {
+            if (r->state == R_SEND_FILE && !r->gone && !r->out_armed)
+                write_file(r, chunk);
             if (r->state == R_ONLINE && !r->gone && !r->out_armed)
                 write_replica(r, chunk);
+        }
+        sync_file_done();
         if (now - last_sec >= 1000) {
             last_sec = now;
             keepalive_waiting();
@@ -803,6 +1011,10 @@ static void *repl_main(void *arg)
                 continue;
             if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
                 read_replica(r);
+            if (!r->gone && (evs[i].events & EPOLLOUT) && r->state == R_SEND_FILE) {
+                ep_set(r, 0);
+                write_file(r, chunk);
+            }
             if (!r->gone && (evs[i].events & EPOLLOUT) && r->state == R_ONLINE) {
                 ep_set(r, 0);
                 write_replica(r, chunk);
@@ -861,6 +1073,7 @@ static const char *state_name(int s)
     switch (s) {
     case R_WAIT_FORK: return "wait_bgsave";
     case R_CHILD: return "send_bulk";
+    case R_SEND_FILE: return "send_bulk";
     case R_WAIT_ACK: return "online"; /* as Redis shows a replica loading a diskless sync */
     default: return "online";
     }
@@ -876,13 +1089,21 @@ size_t repl_info(char *buf, size_t cap)
             len += (size_t)k_;                                                                                         \
     } while (0)
     long long now = time_ms();
+    /* On a replica: its link's lines first (replica.c takes our mu). */
+    if (repl_is_replica())
+        len += replica_info(buf, cap);
+    else
+        OUT("role:master\r\n");
     pthread_mutex_lock(&mu);
     if (!replid[0])
         random_id(replid);
     int n = 0;
     for (struct replica *r = replicas; r; r = r->next)
         n += !r->gone;
-    OUT("role:master\r\nconnected_slaves:%d\r\n", n);
+    OUT("connected_slaves:%d\r\n", n);
+    if (__atomic_load_n(&cfg.min_replicas_to_write, __ATOMIC_RELAXED) &&
+        __atomic_load_n(&cfg.min_replicas_max_lag, __ATOMIC_RELAXED))
+        OUT("min_slaves_good_slaves:%d\r\n", atomic_load(&repl_good_replicas));
     int i = 0;
     for (struct replica *r = replicas; r; r = r->next) {
         if (r->gone)
@@ -932,4 +1153,194 @@ size_t repl_buffer_bytes(void)
     size_t b = buffer_bytes;
     pthread_mutex_unlock(&mu);
     return b;
+}
+
+/* ------------------------------------------------- as a replica's buffer --- */
+int repl_is_replica(void)
+{
+    return atomic_load_explicit(&repl_role_replica, memory_order_relaxed);
+}
+
+unsigned repl_hist_gen(void)
+{
+    pthread_mutex_lock(&mu);
+    unsigned g = hist_gen;
+    pthread_mutex_unlock(&mu);
+    return g;
+}
+
+void repl_feed_raw(const char *p, size_t n, unsigned gen)
+{
+    pthread_mutex_lock(&mu);
+    if (gen == hist_gen) {
+        if (backlog_on)
+            append_locked(p, n);
+        else
+            off += n;
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+/* Empty the buffer; the next byte fed has offset at + 1 (mu held). */
+static void buffer_restart_locked(uint64_t at)
+{
+    while (head) {
+        struct blk *b = head;
+        head = b->next;
+        hk_free(b);
+    }
+    tail = NULL;
+    buffer_bytes = 0;
+    off = at;
+    hist_gen++;
+}
+
+void repl_history_reset(const char *id, long long offset)
+{
+    pthread_mutex_lock(&mu);
+    buffer_restart_locked(offset > 0 ? (uint64_t)offset : 0);
+    snprintf(replid, sizeof(replid), "%s", id);
+    memcpy(replid2, "0000000000000000000000000000000000000000", 41);
+    second_off = -1;
+    backlog_on = 1;
+    last_db = -1;
+    pthread_mutex_unlock(&mu);
+}
+
+void repl_history_new_id(const char *id)
+{
+    pthread_mutex_lock(&mu);
+    if (strcmp(id, replid)) {
+        memcpy(replid2, replid, 41);
+        second_off = (long long)off + 1;
+        snprintf(replid, sizeof(replid), "%s", id);
+        hist_gen++;
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+void repl_history_shift(void)
+{
+    pthread_mutex_lock(&mu);
+    memcpy(replid2, replid, 41);
+    second_off = (long long)off + 1;
+    random_id(replid);
+    last_db = -1; /* our own stream starts with SELECT */
+    hist_gen++;
+    pthread_mutex_unlock(&mu);
+}
+
+void repl_set_role_replica(int replica)
+{
+    atomic_store(&repl_role_replica, replica);
+    pthread_mutex_lock(&mu);
+    int on = backlog_on;
+    pthread_mutex_unlock(&mu);
+    prop_set_on_bit(PROP_ON_REPL, !replica && on);
+}
+
+long long repl_offset(int *have_backlog)
+{
+    pthread_mutex_lock(&mu);
+    long long o = (long long)off;
+    if (have_backlog)
+        *have_backlog = backlog_on;
+    pthread_mutex_unlock(&mu);
+    return o;
+}
+
+int repl_drop_replicas(void)
+{
+    pthread_mutex_lock(&mu);
+    drop_all = 1;
+    int n = 0;
+    for (struct replica *r = replicas; r; r = r->next)
+        n += !r->gone;
+    pthread_mutex_unlock(&mu);
+    return n;
+}
+
+/* ------------------------------------------------ WAIT, WAITAOF, min-replicas ---
+ * The master side of WAIT / WAITAOF (the commands and their blocked
+ * clients are cmd/repl.c's) and of min-replicas-to-write.  A command's
+ * client learns the offset its writes reached through repl_tl_woff (set
+ * by the feeding thread under mu, taken by the dispatcher after the
+ * call).  The replication thread, once per loop turn (wait_tick): sends
+ * REPLCONF GETACK * into the stream when a WAIT asked for it, counts the
+ * good replicas for min-replicas-to-write, and, while clients wait, calls
+ * repl_wait_wake when an ACK came, the AOF's fsynced position or
+ * appendonly changed, or a new client started waiting. */
+_Thread_local unsigned long long repl_tl_woff __attribute__((tls_model("local-exec")));
+atomic_int repl_good_replicas;
+atomic_int repl_wait_clients;
+atomic_uint repl_wait_gen;
+void (*repl_wait_wake)(void);
+static atomic_int getack_req;
+
+int repl_count_acks(long long woff, int fsynced)
+{
+    int n = 0;
+    pthread_mutex_lock(&mu);
+    for (struct replica *r = replicas; r; r = r->next)
+        if (!r->gone && r->state == R_ONLINE && (fsynced ? r->fack : r->ack) >= woff)
+            n++;
+    pthread_mutex_unlock(&mu);
+    return n;
+}
+
+void repl_request_getack(void)
+{
+    atomic_store_explicit(&getack_req, 1, memory_order_relaxed);
+}
+
+int repl_enough_good_replicas(void)
+{
+    int need = __atomic_load_n(&cfg.min_replicas_to_write, __ATOMIC_RELAXED);
+    if (need <= 0 || __atomic_load_n(&cfg.min_replicas_max_lag, __ATOMIC_RELAXED) <= 0 || repl_is_replica())
+        return 1;
+    return atomic_load_explicit(&repl_good_replicas, memory_order_relaxed) >= need;
+}
+
+static void wait_tick(long long now)
+{
+    /* Good replicas: online, last ACK at most min-replicas-max-lag seconds
+     * ago (Redis counts in whole seconds).  The thread's own fields. */
+    long long lag_max = __atomic_load_n(&cfg.min_replicas_max_lag, __ATOMIC_RELAXED);
+    int good = 0, online = 0;
+    for (struct replica *r = replicas; r; r = r->next) {
+        if (r->gone || r->state != R_ONLINE)
+            continue;
+        online++;
+        if ((now - r->ack_ms) / 1000 <= lag_max)
+            good++;
+    }
+    atomic_store_explicit(&repl_good_replicas, good, memory_order_relaxed);
+    /* REPLCONF GETACK *: part of the stream (counted in the offset, no
+     * SELECT), at most once per turn, as Redis sends it before sleeping. */
+    if (atomic_exchange_explicit(&getack_req, 0, memory_order_relaxed) && online) {
+        static const char *const av[3] = {"REPLCONF", "GETACK", "*"};
+        static const size_t al[3] = {8, 6, 1};
+        char out[64];
+        char *e = put_cmd(out, 3, av, al);
+        pthread_mutex_lock(&mu);
+        if (backlog_on)
+            append_locked(out, (size_t)(e - out));
+        pthread_mutex_unlock(&mu);
+    }
+    static unsigned long long aof_seen;
+    static int aon_seen;
+    static unsigned gen_seen;
+    unsigned long long synced = atomic_load_explicit(&aof_synced_bytes, memory_order_acquire);
+    int aon = __atomic_load_n(&cfg.appendonly, __ATOMIC_RELAXED) && atomic_load(&aof_active);
+    unsigned gen = atomic_load(&repl_wait_gen);
+    int moved = wait_acks_moved || synced != aof_seen || aon != aon_seen || gen != gen_seen;
+    wait_acks_moved = 0;
+    aof_seen = synced;
+    aon_seen = aon;
+    gen_seen = gen;
+    if (moved && atomic_load(&repl_wait_clients) > 0) {
+        void (*fn)(void) = __atomic_load_n(&repl_wait_wake, __ATOMIC_ACQUIRE);
+        if (fn)
+            fn();
+    }
 }

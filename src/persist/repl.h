@@ -17,10 +17,46 @@
 #ifndef HK_PERSIST_REPL_H
 #define HK_PERSIST_REPL_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 /* prop.c's sink: one command of the stream (db -1: no SELECT needed). */
 void repl_feed_cmd(int db, int argc, const char *const *argv, const size_t *lens);
+
+/* ------------------------------------------------- as a replica's buffer ---
+ * A replica keeps its master's history: the same replication id and
+ * offsets, and a backlog holding the master's stream bytes exactly as they
+ * came (persist/replica.c feeds them), so that its own replicas (chained
+ * replication) and, after a failover, the other replicas of its old master
+ * continue with a partial resync.  While this server is a replica its own
+ * writes are not streamed (PROP_ON_REPL is off), as in Redis. */
+/* 1 while this server replicates from a master (REPLICAOF host port). */
+extern atomic_int repl_role_replica;
+int repl_is_replica(void);
+/* Bytes of the master's stream the replica applied (their offsets follow
+ * the history's), if the history is still gen (repl_hist_gen() when the
+ * command began: one that raced with REPLICAOF is dropped). */
+unsigned repl_hist_gen(void);
+void repl_feed_raw(const char *p, size_t n, unsigned gen);
+/* After a full sync from a master: the history is the master's (id,
+ * offset), the backlog restarts empty at offset, and this server's own
+ * replicas are dropped (they must resync). */
+void repl_history_reset(const char *id, long long offset);
+/* The master continued us under a new id (+CONTINUE <id>): the old id
+ * becomes the secondary one, valid up to the current offset; our replicas
+ * reconnect to learn it. */
+void repl_history_new_id(const char *id);
+/* REPLICAOF NO ONE: a new id for the history from here on, the old one
+ * kept as secondary (so the replicas of the old master continue from us);
+ * our replicas reconnect; writes are streamed again.  replica (0/1) sets
+ * the role flag and the streaming of own writes. */
+void repl_set_role_replica(int replica);
+void repl_history_shift(void);
+/* The offset of the last byte of the history (master_repl_offset) and
+ * whether a backlog exists (a PSYNC can name our history). */
+long long repl_offset(int *have_backlog);
+/* Drop every replica of ours (they reconnect and PSYNC): how many. */
+int repl_drop_replicas(void);
 
 /* The replication thread: started with the workers, stopped at shutdown
  * (replicas are closed). */
@@ -60,5 +96,29 @@ long long repl_role(struct repl_role_entry *out, int max, int *n);
 void repl_sync_stats(long long out[3]);
 /* Bytes the replication buffer holds (INFO memory mem_replication_backlog). */
 size_t repl_buffer_bytes(void);
+
+/* ------------------------------------------------ WAIT, WAITAOF, min-replicas ---
+ * (the commands: cmd/repl.c.)  repl_tl_woff: the offset the calling
+ * thread's last streamed write reached (0: none since it was taken); the
+ * dispatcher moves it into the client (c->woff) after each call. */
+extern _Thread_local unsigned long long repl_tl_woff __attribute__((tls_model("local-exec")));
+/* Online replicas whose REPLCONF ACK (fsynced: its FACK) reached woff. */
+int repl_count_acks(long long woff, int fsynced);
+/* Have the replication thread send REPLCONF GETACK * on its next turn. */
+void repl_request_getack(void);
+/* Clients blocked in WAIT / WAITAOF (cmd/repl.c keeps the count; each new
+ * one bumps repl_wait_gen), and what the replication thread calls while
+ * there are some and an ACK came, the AOF's fsynced position moved or a
+ * client started waiting: it runs on the replication thread and must only
+ * post jobs (set once, read with an acquire load). */
+extern atomic_int repl_wait_clients;
+extern atomic_uint repl_wait_gen;
+extern void (*repl_wait_wake)(void);
+/* min-replicas-to-write: online replicas whose last ACK is at most
+ * min-replicas-max-lag seconds old (refreshed by the replication thread
+ * every loop turn), and whether writes may go on: 1 when the setting is
+ * off (either value 0) or this server is a replica. */
+extern atomic_int repl_good_replicas;
+int repl_enough_good_replicas(void);
 
 #endif

@@ -30,6 +30,8 @@
 #include "../net/worker.h"
 #include "../server.h"
 #include "rdb.h"
+#include "repl.h"
+#include "replica.h"
 
 static pthread_mutex_t snap_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {
@@ -101,6 +103,7 @@ static void rdb_opts(struct rdb_save_opts *o)
     o->compress = __atomic_load_n(&cfg.rdbcompression, __ATOMIC_RELAXED);
     o->checksum = __atomic_load_n(&cfg.rdbchecksum, __ATOMIC_RELAXED);
     o->key_save_delay_us = __atomic_load_n(&cfg.rdb_key_save_delay, __ATOMIC_RELAXED);
+    o->repl = rdb_repl_mark; /* set by the freeze (mark_repl) */
 }
 
 static const char *dbfile(void)
@@ -131,16 +134,51 @@ static int lockctx_all_held(void)
 /* ------------------------------------------------------------ fork --- */
 /* Freeze the keyspace: 1 we took the script mutex and every slot lock,
  * 0 the caller holds them (EXEC context), -1 a busy script. */
+/* The replication history the frozen keyspace stands for (rdb.h
+ * rdb_repl_mark): on a replica only with apply_mu held (no command of
+ * the master's half applied), else none is written. */
+static void mark_repl(int consistent)
+{
+    memset(&rdb_repl_mark, 0, sizeof(rdb_repl_mark));
+    int have = 0;
+    long long off = repl_offset(&have);
+    if (!have || !consistent)
+        return;
+    repl_replid(rdb_repl_mark.id);
+    rdb_repl_mark.offset = off;
+    rdb_repl_mark.stream_db = repl_is_replica() ? replica_stream_db() : 0;
+}
+
+/* Set while this thread's freeze holds apply_mu (a replica). */
+static _Thread_local int froze_apply;
+
 static int freeze_begin(void)
 {
-    if (lockctx_all_held())
+    if (lockctx_all_held()) {
+        /* Inside EXEC: apply_mu comes before the slot locks, so only a
+         * try (without it the snapshot carries no history). */
+        int got = !repl_is_replica() || replica_apply_trylock();
+        mark_repl(got);
+        if (got && repl_is_replica())
+            replica_apply_unlock();
         return 0;
-    if (script_mutex_lock() < 0)
-        return -1;
-    if (db_lock_all_ex(1) < 0) {
-        script_mutex_unlock();
+    }
+    int apply = repl_is_replica();
+    if (apply)
+        replica_apply_lock();
+    if (script_mutex_lock() < 0) {
+        if (apply)
+            replica_apply_unlock();
         return -1;
     }
+    if (db_lock_all_ex(1) < 0) {
+        script_mutex_unlock();
+        if (apply)
+            replica_apply_unlock();
+        return -1;
+    }
+    froze_apply = apply;
+    mark_repl(1);
     return 1;
 }
 
@@ -149,6 +187,9 @@ static void freeze_end(int took)
     if (took == 1) {
         db_unlock_all();
         script_mutex_unlock();
+        if (froze_apply)
+            replica_apply_unlock();
+        froze_apply = 0;
     }
 }
 
@@ -571,6 +612,32 @@ int persist_reload(int merge, int noflush, int nosave)
     return PERSIST_OK;
 }
 
+int persist_replica_load(const char *path, struct rdb_load_stats *ls, char *err, size_t errlen)
+{
+    int took = freeze_begin();
+    if (took < 0) {
+        snprintf(err, errlen, "a script is busy");
+        return -1;
+    }
+    for (int i = 0; i < cfg.databases; i++)
+        db_flush(i);
+    rdb_fn_flush_libs();
+    memset(ls, 0, sizeof(*ls));
+    /* As a replica loads: keys whose TTL passed are kept (the master's
+     * DEL follows in the stream). */
+    int was = db_loading;
+    db_loading = 1;
+    int rc = rdb_load_file_flags(path, 0, ls, err, errlen);
+    db_loading = was;
+    if (rc < 0) { /* a half-loaded dataset is worth nothing */
+        for (int i = 0; i < cfg.databases; i++)
+            db_flush(i);
+        rdb_fn_flush_libs();
+    }
+    freeze_end(took);
+    return rc < 0 ? -1 : 0;
+}
+
 /* ------------------------------------------------------------ INFO --- */
 void persist_info(char *out, size_t cap)
 {
@@ -668,6 +735,16 @@ int persist_load_at_startup(void)
     st.loaded_expired = ls.expired;
     pthread_mutex_unlock(&snap_mu);
     log_msg(LL_NOTICE, "DB loaded from disk: %.3f seconds", (double)(time_ms() - t0) / 1000.0);
+    /* The history the file stands for, as Redis 7 restores it: a replica
+     * asks its master to continue from there, a master lets its replicas
+     * continue (its backlog starts empty at that offset). */
+    if (ls.repl.id[0]) {
+        repl_history_reset(ls.repl.id, ls.repl.offset);
+        replica_restore_stream_db(ls.repl.stream_db);
+        repl_set_role_replica(repl_is_replica());
+        log_msg(LL_NOTICE, "%s replication ID and offset restored from the RDB file: %s:%lld",
+                repl_is_replica() ? "Replica" : "Master", ls.repl.id, ls.repl.offset);
+    }
     atomic_store(&dirty_saved, dirty_now());
     return 0;
 }
@@ -678,6 +755,7 @@ int persist_shutdown(int save)
     int rc = 0;
     if (save == 1 || (save < 0 && save_points_set())) {
         log_msg(LL_NOTICE, "Saving the final RDB snapshot before exiting.");
+        mark_repl(1); /* the workers and the replica link are stopped */
         rc = persist_save_locked();
         if (rc < 0)
             log_msg(LL_WARNING, "Error trying to save the DB, can't exit.");

@@ -68,7 +68,9 @@
 #include "../cmd/evict.h"
 #include "../cmd/multi.h"
 #include "../db/entry.h"
+#include "../persist/replica.h"
 #include "../persist/prop.h"
+#include "../persist/repl.h"
 #include "libs.h"
 #include "script_int.h"
 #include "../base/sha1.h"
@@ -706,9 +708,20 @@ static int redis_generic_call(lua_State *L, int raise)
         err = "This Redis command is not allowed from script";
     if (cmd && !err && r->ro && (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)))
         err = "Write commands are not allowed from read-only scripts.";
+    /* A read-only replica: a script's writes fail, its reads run. */
+    if (cmd && !err && (cmd->flags & CMD_WRITE) &&
+        (atomic_load_explicit(&replica_gate, memory_order_relaxed) & RG_REPLICA) &&
+        __atomic_load_n(&cfg.replica_read_only, __ATOMIC_RELAXED) && !(r->caller && (r->caller->flags & CF_MASTER)))
+        err = "-READONLY You can't write against a read only replica.";
     /* ACLs: the caller's user (cmd/acl.h), logged with context lua. */
     if (cmd && !err && r->caller && !r->caller->acl_fast)
         err = acl_check_script(r->caller, fc, cmd);
+    /* min-replicas-to-write: a write refused while too few good replicas,
+     * unless the script already wrote (Redis's
+     * scriptVerifyWriteCommandAllow). */
+    if (cmd && !err && !r->dirty && (cmd->flags & CMD_WRITE) &&
+        __atomic_load_n(&cfg.min_replicas_to_write, __ATOMIC_RELAXED) > 0 && !repl_enough_good_replicas())
+        err = "-NOREPLICAS Not enough good replicas to write.";
     /* Over maxmemory when the script's command started: a DENYOOM call is
      * refused until the script has written (a script is never stopped
      * half way through its writes), unless it declared allow-oom. */

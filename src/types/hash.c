@@ -534,7 +534,7 @@ int hash_set_field_ttl(struct entry *e, const char *f, size_t flen, long long at
     } else if (cond == HFE_NX || (cond == HFE_GT && prev >= at) || (cond == HFE_LT && prev <= at)) {
         return 0;
     }
-    if (at <= now && !db_loading) {
+    if (at <= now && !(db_loading | db_master_apply)) {
         hash_del_at(e, &l);
         hash_expired_subkeys_add(1);
         return 2;

@@ -1,0 +1,474 @@
+"""Replication, replica side: HotKV following a master (REPLICAOF).
+
+HotKV as a replica of Debian's redis-server 7.0 (the migration path into
+HotKV), of another HotKV, and of a replica (chained); partial
+resynchronization after a cut link; promotion with REPLICAOF NO ONE and the
+other replicas continuing from the promoted one (the secondary replication
+id); what a replica answers (READONLY, MASTERDOWN, expired keys hidden but
+kept until the master's DEL, INFO replication, ROLE, CLIENT LIST/KILL TYPE
+master).
+
+Every scenario starts its own servers on loopback ports and is bounded in
+time."""
+import os
+import random
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+
+import pytest
+import redis
+
+from helpers import IS_REDIS, Server, free_port, wait_until
+from test_propagation import DBS, dataset, random_command
+from test_replication import Replica, compat_command, load_function, master_info, stat, worker
+
+pytestmark = [pytest.mark.skipif(IS_REDIS, reason="HotKV as the replica"),
+              pytest.mark.skipif(shutil.which("redis-server") is None, reason="no redis-server")]
+
+
+def raw(port):
+    c = redis.Redis(host="127.0.0.1", port=port, decode_responses=True, socket_timeout=10,
+                    encoding_errors="surrogateescape")
+    c.response_callbacks.clear()
+    return c
+
+
+def plain(port):
+    return redis.Redis(host="127.0.0.1", port=port, decode_responses=True, socket_timeout=10,
+                       encoding_errors="surrogateescape")
+
+
+def info(c):
+    text = c.execute_command("INFO", "replication")
+    return dict(l.split(":", 1) for l in text.split("\r\n") if ":" in l)
+
+
+def synced(r, m):
+    """r's link is up and it has every byte m fed."""
+    try:
+        i, mi = info(r), info(m)
+    except redis.ConnectionError:
+        return False
+    return (i.get("master_link_status") == "up" and i.get("master_sync_in_progress") == "0"
+            and int(i.get("slave_repl_offset", -1)) == int(mi["master_repl_offset"]))
+
+
+def logtext(srv):
+    try:
+        with open(os.path.join(srv.dir, "server.log")) as f:
+            return f.read()[-4000:]
+    except OSError:
+        return ""
+
+
+def flush_lazy_expired(port):
+    """Touch every key on the master: the ones whose TTL passed are deleted
+    (and their DEL streamed) now."""
+    p = plain(port)
+    for db in range(DBS):
+        p.execute_command("SELECT", db)
+        list(p.scan_iter(count=1000))
+    p.close()
+
+
+def same_data(mport, rports, field_ttls=True, ref=None):
+    """Every replica in rports holds what the master on mport holds (or,
+    with ref, what the replica on port ref holds)."""
+    time.sleep(0.3)  # short TTLs are past
+    flush_lazy_expired(mport)
+    m = raw(mport)
+    for rp in rports + ([ref] if ref else []):
+        assert wait_until(lambda: synced(raw(rp), m), timeout=15), (info(m), info(raw(rp)))
+    a = dataset(plain(ref or mport), field_ttls=field_ttls)
+    for rp in rports:
+        b = dataset(plain(rp), field_ttls=field_ttls)
+        missing, extra = set(a) - set(b), set(b) - set(a)
+        diff = [k for k in a if k in b and a[k] != b[k]]
+        assert not missing and not extra and not diff, (
+            rp, "missing %s extra %s differ %s" % (sorted(missing)[:5], sorted(extra)[:5],
+                                                   [(k, a[k], b[k]) for k in diff[:2]]))
+    return a
+
+
+class RedisMaster:
+    """Debian's redis-server as the master."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="hotkv-rmaster-")
+        self.port = free_port()
+        self.proc = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--dir", self.dir, "--logfile", os.path.join(self.dir, "server.log"),
+             "--repl-diskless-sync-delay", "0"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        c = raw(self.port)
+        assert wait_until(lambda: self._ping(c), timeout=10)
+
+    @staticmethod
+    def _ping(c):
+        try:
+            return c.ping() in (True, "PONG")
+        except redis.ConnectionError:
+            return False
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def hotkv(*extra, threads=2):
+    return Server("--repl-diskless-sync-delay", "0", *extra, threads=threads)
+
+
+def fill(port, n, seed, compat=False):
+    c = raw(port)
+    rnd = random.Random(seed)
+    for _ in range(n):
+        try:
+            c.execute_command(*(compat_command(rnd) if compat else random_command(rnd)))
+        except redis.ResponseError:
+            pass
+
+
+def run_workers(port, nthreads, n, seed):
+    errs = []
+    ts = [threading.Thread(target=worker, args=(port, seed + i, n, errs)) for i in range(nthreads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(120)
+    assert not errs, errs
+
+
+def test_replica_of_redis_master():
+    """The migration path: HotKV follows a running redis-server 7.0 (full
+    sync of every type in two databases, then 6 writers with MULTI,
+    scripts, functions and blocking pops) and ends up with exactly what a
+    redis-server replica of the same master holds.  (Not always what the
+    master holds: Redis 7.0 does not stream some consumer-group metadata,
+    e.g. a consumer created by an XREADGROUP of its empty history, or the
+    delivery count a history read bumps; its own replicas lack them too.)"""
+    m = RedisMaster()
+    r = ref = None
+    try:
+        mc = raw(m.port)
+        load_function(mc)
+        fill(m.port, 1500, 7, compat=True)
+        mc.execute_command("SELECT", 2)
+        mc.execute_command("SET", "in-db-5", "x")
+        mc.execute_command("SELECT", 0)
+        r = hotkv("--replicaof", "127.0.0.1", str(m.port), threads=4)
+        rc = raw(r.port)
+        assert wait_until(lambda: synced(rc, mc), timeout=15), logtext(r)
+        assert rc.execute_command("FUNCTION", "LIST")[0][1] == "difflib"
+        ref = Replica(m.port)
+        run_workers(m.port, 6, 600, 300)
+        data = same_data(m.port, [r.port], field_ttls=False, ref=ref.port)
+        assert len(data) > 20 and (2, "in-db-5") in data
+        i = info(rc)
+        assert i["role"] == "slave" and i["master_host"] == "127.0.0.1" and i["master_port"] == str(m.port)
+        assert i["master_link_status"] == "up" and int(i["master_last_io_seconds_ago"]) <= 10
+        assert i["slave_read_only"] == "1" and i["slave_priority"] == "100"
+        assert i["master_replid"] == info(mc)["master_replid"]
+        role = rc.execute_command("ROLE")
+        assert role[:4] == ["slave", "127.0.0.1", m.port, "connected"] and role[4] == int(i["slave_repl_offset"])
+        # The master sees our ACKs: our offset, online.
+        assert wait_until(lambda: info(mc).get("slave0", "").endswith(
+            "state=online,offset=%s,lag=0" % info(mc)["master_repl_offset"]) or
+            ",offset=%s," % info(mc)["master_repl_offset"] in info(mc).get("slave0", ""), timeout=5), info(mc)
+        # redis-py raises ReadOnlyError for a -READONLY reply (the code cut).
+        with pytest.raises(redis.exceptions.ReadOnlyError, match="^You can't write against a read only replica.$"):
+            rc.execute_command("SET", "x", "1")
+        with pytest.raises(redis.exceptions.ReadOnlyError):
+            rc.execute_command("EVAL", "#!lua\nreturn redis.call('SET', KEYS[1], 'v')", 1, "x")
+        with pytest.raises(redis.ResponseError, match="You can't write against a read only replica"):
+            rc.execute_command("EVAL", "return redis.call('SET', KEYS[1], 'v')", 1, "x")
+        assert rc.execute_command("EVAL", "return redis.call('GET', KEYS[1])", 1, "in-db-5") is None
+        lst = rc.execute_command("CLIENT", "LIST", "TYPE", "master")
+        assert lst.count("\n") == 1 and "flags=M" in lst, lst
+        assert "Finished with success" in logtext(r)
+    finally:
+        if ref:
+            ref.stop()
+        if r:
+            assert r.stop() == 0
+        m.stop()
+
+
+def test_partial_resync_and_chain():
+    """HotKV -> HotKV -> HotKV: the middle one streams its master's bytes
+    (same offsets, same id); a cut link resumes with +CONTINUE from the
+    backlog, and the chained replica never notices."""
+    m = hotkv(threads=4)
+    r1 = r2 = None
+    try:
+        mc = raw(m.port)
+        fill(m.port, 1000, 11)
+        r1 = hotkv("--replicaof", "127.0.0.1", str(m.port))
+        r1c = raw(r1.port)
+        assert wait_until(lambda: synced(r1c, mc), timeout=15), logtext(r1)
+        r2 = hotkv("--replicaof", "127.0.0.1", str(r1.port))
+        r2c = raw(r2.port)
+        assert wait_until(lambda: synced(r2c, r1c), timeout=15), logtext(r2)
+        assert info(r2c)["master_replid"] == info(mc)["master_replid"]
+        run_workers(m.port, 4, 400, 500)
+        same_data(m.port, [r1.port, r2.port])
+        full = stat(mc, "sync_full")
+        assert r1c.execute_command("CLIENT", "KILL", "TYPE", "master") == 1
+        fill(m.port, 300, 12)  # while r1 reconnects
+        assert wait_until(lambda: stat(mc, "sync_partial_ok") == 1, timeout=10), logtext(r1)
+        assert stat(mc, "sync_full") == full
+        same_data(m.port, [r1.port, r2.port])
+        assert stat(r1c, "sync_full") == 1 and stat(r1c, "sync_partial_ok") == 0
+        assert "Successful partial resynchronization" in logtext(r1)
+    finally:
+        for s in (r2, r1, m):
+            if s:
+                assert s.stop() == 0
+
+
+def test_promotion_and_the_others_follow():
+    """Failover by hand: the master dies, one replica is promoted
+    (REPLICAOF NO ONE), the other follows it with a partial resync (the
+    promoted one keeps the old history as its secondary id), and the old
+    master comes back as a replica of the new one."""
+    m = hotkv(threads=4)
+    r1 = r2 = None
+    try:
+        mc = raw(m.port)
+        fill(m.port, 800, 21)
+        r1 = hotkv("--replicaof", "127.0.0.1", str(m.port))
+        r2 = hotkv("--replicaof", "127.0.0.1", str(m.port))
+        r1c, r2c = raw(r1.port), raw(r2.port)
+        assert wait_until(lambda: synced(r1c, mc) and synced(r2c, mc), timeout=15)
+        run_workers(m.port, 3, 300, 700)
+        same_data(m.port, [r1.port, r2.port])
+        old_id = info(mc)["master_replid"]
+        assert m.stop() == 0
+        m = None
+        assert wait_until(lambda: info(r1c)["master_link_status"] == "down", timeout=5)
+        off = int(info(r1c)["master_repl_offset"])
+        assert r1c.execute_command("REPLICAOF", "NO", "ONE") == "OK"
+        i = info(r1c)
+        assert i["role"] == "master" and i["master_replid2"] == old_id and i["second_repl_offset"] == str(off + 1)
+        assert i["master_replid"] != old_id
+        r1c.execute_command("SET", "after-failover", "1")
+        assert r2c.execute_command("REPLICAOF", "127.0.0.1", str(r1.port)) == "OK"
+        assert wait_until(lambda: synced(r2c, r1c), timeout=15), logtext(r2)
+        assert stat(r1c, "sync_partial_ok") == 1 and stat(r1c, "sync_full") == 0, logtext(r1)
+        assert r2c.execute_command("GET", "after-failover") == "1"
+        run_workers(r1.port, 2, 200, 900)
+        same_data(r1.port, [r2.port])
+        # The old master returns (empty: no persistence) as a replica.
+        m = hotkv("--replicaof", "127.0.0.1", str(r1.port))
+        same_data(r1.port, [r2.port, m.port])
+        assert r1c.execute_command("ROLE")[2] and len(r1c.execute_command("ROLE")[2]) == 2
+    finally:
+        for s in (r2, r1, m):
+            if s:
+                assert s.stop() == 0
+
+
+def test_expired_keys_wait_for_the_masters_del():
+    m = hotkv()
+    r = None
+    try:
+        mc = raw(m.port)
+        mc.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+        r = hotkv("--replicaof", "127.0.0.1", str(m.port))
+        rc = raw(r.port)
+        assert wait_until(lambda: synced(rc, mc), timeout=15)
+        mc.execute_command("SET", "short", "v", "PX", "150")
+        mc.execute_command("SET", "long", "v")
+        assert wait_until(lambda: synced(rc, mc), timeout=5)
+        time.sleep(0.3)
+        # Logically gone on the replica, still there until the master says.
+        assert rc.execute_command("GET", "short") is None
+        assert rc.execute_command("EXISTS", "short") == 0
+        assert rc.execute_command("DBSIZE") == 2
+        time.sleep(0.2)
+        assert rc.execute_command("DBSIZE") == 2  # no active expiry on a replica
+        assert mc.execute_command("GET", "short") is None  # the master deletes it: DEL streamed
+        assert wait_until(lambda: rc.execute_command("DBSIZE") == 1, timeout=5)
+        # A TTL already past when the master's command comes is kept too
+        # (the master streams the DEL when it expires the key).
+        mc.execute_command("SET", "k2", "v", "PX", "100000")
+        assert wait_until(lambda: synced(rc, mc), timeout=5)
+        assert rc.execute_command("PTTL", "k2") > 0
+    finally:
+        if r:
+            assert r.stop() == 0
+        assert m.stop() == 0
+
+
+def test_link_down_stale_data_and_replicaof_errors():
+    m = hotkv()
+    r = None
+    try:
+        mc = raw(m.port)
+        mc.execute_command("SET", "k", "v")
+        r = hotkv("--replicaof", "127.0.0.1", str(m.port), "--replica-serve-stale-data", "no")
+        rc = raw(r.port)
+        assert wait_until(lambda: synced(rc, mc), timeout=15)
+        mport = m.port
+        assert rc.execute_command("GET", "k") == "v"
+        assert rc.execute_command("REPLICAOF", "127.0.0.1", str(m.port)) == "OK Already connected to specified master"
+        with pytest.raises(redis.ResponseError, match="Invalid master port"):
+            rc.execute_command("REPLICAOF", "127.0.0.1", "70000")
+        with pytest.raises(redis.ResponseError, match="value is not an integer"):
+            rc.execute_command("REPLICAOF", "127.0.0.1", "x")
+        assert m.stop() == 0
+        m = None
+        assert wait_until(lambda: info(rc)["master_link_status"] == "down", timeout=5)
+        with pytest.raises(redis.ResponseError, match="^MASTERDOWN Link with MASTER is down and "
+                                                      "replica-serve-stale-data is set to 'no'."):
+            rc.execute_command("GET", "k")
+        i = info(rc)  # INFO is a stale command: it runs
+        assert int(i["master_link_down_since_seconds"]) >= 0 and i["master_last_io_seconds_ago"] == "-1"
+        rc.execute_command("CONFIG", "SET", "replica-serve-stale-data", "yes")
+        assert rc.execute_command("GET", "k") == "v"
+        assert rc.execute_command("ROLE")[3] in ("connect", "connecting")
+        # A replica refuses replicas of its own while its link is down.
+        with pytest.raises(redis.ResponseError, match="NOMASTERLINK"):
+            rc.execute_command("PSYNC", "?", "-1")
+        assert rc.execute_command("CONFIG", "GET", "replicaof") == ["replicaof", "127.0.0.1 %d" % mport]
+        # Promoted: writable, and CONFIG REWRITE / GET show no master.
+        assert rc.execute_command("REPLICAOF", "NO", "ONE") == "OK"
+        assert rc.execute_command("SET", "k", "w") == "OK"
+        assert rc.execute_command("CONFIG", "GET", "replicaof") == ["replicaof", ""]
+        assert rc.execute_command("REPLICAOF", "NO", "ONE") == "OK"
+    finally:
+        if r:
+            assert r.stop() == 0
+        if m:
+            m.stop()
+
+
+def test_writable_replica_keeps_its_writes_local():
+    """replica-read-only no: a client's write lands on the replica only
+    (it is not streamed to the replica's own replicas, as in Redis)."""
+    m = hotkv()
+    r1 = r2 = None
+    try:
+        mc = raw(m.port)
+        r1 = hotkv("--replicaof", "127.0.0.1", str(m.port), "--replica-read-only", "no")
+        r2 = hotkv("--replicaof", "127.0.0.1", str(m.port))
+        r1c, r2c = raw(r1.port), raw(r2.port)
+        assert wait_until(lambda: synced(r1c, mc) and synced(r2c, mc), timeout=15)
+        r2c.execute_command("REPLICAOF", "127.0.0.1", str(r1.port))
+        assert wait_until(lambda: synced(r2c, r1c), timeout=15)
+        assert r1c.execute_command("SET", "local", "1") == "OK"
+        mc.execute_command("SET", "from-master", "1")
+        assert wait_until(lambda: r2c.execute_command("GET", "from-master") == "1", timeout=5)
+        assert r1c.execute_command("GET", "local") == "1"
+        assert r2c.execute_command("GET", "local") is None
+        assert info(r1c)["master_repl_offset"] == info(mc)["master_repl_offset"]
+    finally:
+        for s in (r2, r1, m):
+            if s:
+                assert s.stop() == 0
+
+
+def restart(old, *args, threads=2):
+    """old stopped, then a HotKV on its port and directory (its dump.rdb)."""
+    from helpers import _conftest
+    assert old.stop() == 0
+    s = Server.__new__(Server)
+    s.port, s.dir = old.port, old.dir
+    cmd = [_conftest.BIN, "--port", str(s.port), "--bind", "127.0.0.1", "--threads", str(threads), "--dir", s.dir,
+           "--save", "", "--repl-diskless-sync-delay", "0"] + _conftest.HARDENING_OFF + [str(a) for a in args]
+    s.log = open(os.path.join(s.dir, "server.log"), "a")
+    s.proc = subprocess.Popen(cmd, stdout=s.log, stderr=subprocess.STDOUT)
+    assert wait_until(lambda: RedisMaster._ping(raw(s.port)), timeout=10), logtext(s)
+    return s
+
+
+def test_restarts_resume_with_a_partial_resync():
+    """The RDB's repl-id / repl-offset / repl-stream-db: a replica that
+    saved on shutdown continues from its offset after a restart, and so do
+    the replicas of a master that did (Redis 7's behaviour)."""
+    m = hotkv(threads=4)
+    r = None
+    try:
+        mc = raw(m.port)
+        fill(m.port, 600, 31)
+        mc.execute_command("SELECT", 1)
+        mc.execute_command("SET", "in-db-1", "a")  # the stream is in db 1 now
+        r = hotkv("--replicaof", "127.0.0.1", str(m.port))
+        rc = raw(r.port)
+        assert wait_until(lambda: synced(rc, mc), timeout=15), logtext(r)
+        mc.execute_command("SET", "in-db-1-b", "b")
+        assert wait_until(lambda: synced(rc, mc), timeout=5)
+        rc.execute_command("SAVE")
+        full = stat(mc, "sync_full")
+        # The replica goes down (it saved), the master goes on in db 1.
+        r.proc.terminate()
+        r.proc.wait(10)
+        mc.execute_command("SET", "while-down", "c")  # no SELECT: the stream stays in db 1
+        r = restart(r, "--replicaof", "127.0.0.1", str(m.port))
+        rc = raw(r.port)
+        assert wait_until(lambda: synced(rc, mc), timeout=15), logtext(r)
+        assert stat(mc, "sync_full") == full and stat(mc, "sync_partial_ok") == 1, logtext(r)
+        assert "restored from the RDB file" in logtext(r)
+        rc.execute_command("SELECT", 1)
+        assert rc.execute_command("GET", "while-down") == "c"
+        rc.execute_command("SELECT", 0)
+        same_data(m.port, [r.port])
+        # Now the master restarts from its own snapshot: the replica
+        # continues with it.
+        mc.execute_command("SAVE")
+        m = restart(m, threads=4)
+        mc = raw(m.port)
+        assert wait_until(lambda: synced(rc, mc), timeout=15), (logtext(m), logtext(r))
+        assert stat(mc, "sync_partial_ok") == 1 and stat(mc, "sync_full") == 0, logtext(m)
+        mc.execute_command("SET", "after-master-restart", "d")
+        same_data(m.port, [r.port])
+    finally:
+        for s in (r, m):
+            if s:
+                s.stop()
+
+
+def test_disk_based_sync_and_backlog_ttl():
+    """repl-diskless-sync no: the RDB goes through a file and "$<size>"
+    (a HotKV and a redis-server 7.0 replica load it); repl-backlog-ttl
+    frees the backlog of a master left without replicas, with a new
+    history."""
+    m = hotkv("--repl-diskless-sync", "no", "--repl-backlog-ttl", "1", threads=4)
+    r = ref = None
+    try:
+        mc = raw(m.port)
+        fill(m.port, 800, 41, compat=True)
+        r = hotkv("--replicaof", "127.0.0.1", str(m.port))
+        ref = Replica(m.port)
+        rc = raw(r.port)
+        assert wait_until(lambda: synced(rc, mc) and ref.synced_with(mc), timeout=15), logtext(m)
+        assert "receiving RDB from master to disk" in logtext(r)
+        assert "target: disk" in logtext(m)
+        assert not [f for f in os.listdir(m.dir) if f.startswith("temp-repl-sync")]
+        run_workers(m.port, 3, 300, 1100)
+        same_data(m.port, [r.port, ref.port], field_ttls=False)
+        old = info(mc)["master_replid"]
+        assert info(mc)["repl_backlog_active"] == "1"
+        ref.stop()
+        ref = None
+        assert r.stop() == 0
+        r = None
+        assert wait_until(lambda: info(mc)["repl_backlog_active"] == "0", timeout=8)
+        assert info(mc)["master_replid"] != old
+        assert "Replication backlog freed" in logtext(m)
+    finally:
+        if ref:
+            ref.stop()
+        for s in (r, m):
+            if s:
+                assert s.stop() == 0
