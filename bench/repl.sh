@@ -1,24 +1,31 @@
 #!/usr/bin/env bash
-# repl.sh - replication, master side: HotKV and redis-server as masters of
-# Debian's redis-server replicas, side by side.
+# repl.sh - replication: HotKV -> HotKV against redis-server ->
+# redis-server, side by side (issue #19's three measures).
 #
-# For each master (HotKV --threads 1, redis-server), in one script:
-#   1. full sync: KEYS keys of VSIZE-byte values are loaded, then a
-#      redis-server replica is started; the time from its start until its
-#      link is up with the sync done (INFO replication, polled every 20 ms).
-#      Both masters sync diskless (the RDB straight to the socket), HotKV's
-#      only kind so far, with repl-diskless-sync-delay 0.
+# For each kind (HotKV --threads 1 master and replicas, redis-server master
+# and replicas), in one script:
+#   1. full sync: KEYS keys of VSIZE-byte values are loaded, then a replica
+#      of the same kind is started; the time from its start until its link
+#      is up with the sync done (INFO replication, polled every 20 ms).
+#      Diskless first (repl-diskless-sync yes, delay 0), then disk-based
+#      (CONFIG SET repl-diskless-sync no) with a fresh replica.
 #   2. throughput: SET of VSIZE-byte values at pipeline 16, 50 connections
 #      (hotkv-benchmark, SECS seconds), with 0, 1 and 2 replicas attached;
 #      the master's requests/s with N replicas over its own with none.
+#   3. lag: with one replica and a fixed background load of LAG_RATE SET/s
+#      (hotkv-benchmark --rate), a probe writes a counter on the master
+#      every 10 ms and polls the replica until it reads it back: the time
+#      from the master's reply to the value being readable there, p50 and
+#      p99 over LAG_PROBES probes.
 # The master is pinned to core SERVER_CPU, the load generator and the
 # replicas to LOAD_CPU (a 2-core machine has no third core: the replicas'
-# work competes with the load generator alike for both masters).
+# work competes with the load generator alike for both kinds).
 #
 # usage: bench/repl.sh [-o REPORT.md]
-#   KEYS (1000000), VSIZE (256), SECS (5), ROUNDS (3), HOTKV_BIN
-#   (build/hotkv-server), GEN_BIN (build/hotkv-benchmark), REDIS_BIN
-#   (redis-server), SERVER_CPU (0), LOAD_CPU (1)
+#   KEYS (1000000), VSIZE (256), SECS (5), ROUNDS (3), LAG_RATE (50000),
+#   LAG_PROBES (300), HOTKV_BIN (build/hotkv-server), GEN_BIN
+#   (build/hotkv-benchmark), REDIS_BIN (redis-server), SERVER_CPU (0),
+#   LOAD_CPU (1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=
@@ -32,6 +39,7 @@ done
 log() { printf '%s %s\n' "$(date +%T)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 KEYS=${KEYS:-1000000} VSIZE=${VSIZE:-256} SECS=${SECS:-5} ROUNDS=${ROUNDS:-3}
+LAG_RATE=${LAG_RATE:-50000} LAG_PROBES=${LAG_PROBES:-300}
 SERVER_CPU=${SERVER_CPU:-0} LOAD_CPU=${LOAD_CPU:-1}
 HOTKV=$(realpath "${HOTKV_BIN:-build/hotkv-server}") GEN=$(realpath "${GEN_BIN:-build/hotkv-benchmark}")
 REDIS=${REDIS_BIN:-redis-server} RCLI=redis-cli PY=/usr/bin/python3
@@ -66,6 +74,21 @@ synced() {  # REPLICA_PORT -> true once the link is up and the sync done
     grep -q '^master_link_status:up' <<<"$info" && grep -q '^master_sync_in_progress:0' <<<"$info"
 }
 
+# replica KIND CORE LABEL MPORT -> a replica of that kind (LAUNCHED_PORT / _PID)
+replica() {
+    local kind=$1 core=$2 label=$3 mport=$4
+    if [ "$kind" = hotkv ]; then
+        launch "$HOTKV" "$core" "$label" --threads 1 --replicaof 127.0.0.1 "$mport"
+    else
+        launch "$REDIS" "$core" "$label" --replicaof 127.0.0.1 "$mport"
+    fi
+}
+
+wait_synced() {  # PORT LABEL
+    for ((i = 0; i < 3000; i++)); do synced "$1" && return 0; sleep 0.02; done
+    die "the replica did not sync (log $W/$2.log)"
+}
+
 for round in $(seq "$ROUNDS"); do
     for kind in hotkv redis; do
         if [ "$kind" = hotkv ]; then
@@ -77,24 +100,26 @@ for round in $(seq "$ROUNDS"); do
         log "round $round $kind: loading $KEYS keys"
         taskset -c "$LOAD_CPU" "$GEN" -p "$mport" -c 50 -P 64 --key-space "$KEYS" --key-pattern sequential \
             --requests "$KEYS" --command 'SET key:__rand_int__ __data__' -d "$VSIZE" -q >/dev/null
-        # 1. full sync time
-        t0=$(date +%s.%N)
-        launch "$REDIS" "$LOAD_CPU" "r1-$kind-$round" --replicaof 127.0.0.1 "$mport"
-        r1port=$LAUNCHED_PORT r1pid=$LAUNCHED_PID
-        for ((i = 0; i < 3000; i++)); do synced "$r1port" && break; sleep 0.02; done
-        synced "$r1port" || die "$kind: the replica did not sync (log $W/r1-$kind-$round.log)"
-        t1=$(date +%s.%N)
-        sync_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b - a}')
-        log "round $round $kind: full sync of $KEYS keys in $sync_s s"
-        echo "$round $kind sync $sync_s" >>"$RES"
-        stop_server "$r1pid"
+        # 1. full sync time, diskless then disk-based
+        for mode in diskless disk; do
+            [ "$mode" = disk ] && $RCLI -p "$mport" CONFIG SET repl-diskless-sync no >/dev/null
+            t0=$(date +%s.%N)
+            replica "$kind" "$LOAD_CPU" "r1-$kind-$round-$mode" "$mport"
+            wait_synced "$LAUNCHED_PORT" "r1-$kind-$round-$mode"
+            t1=$(date +%s.%N)
+            sync_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b - a}')
+            log "round $round $kind: $mode full sync of $KEYS keys in $sync_s s"
+            echo "$round $kind sync-$mode $sync_s" >>"$RES"
+            stop_server "$LAUNCHED_PID"
+        done
+        $RCLI -p "$mport" CONFIG SET repl-diskless-sync yes >/dev/null
         # 2. throughput with 0, 1, 2 replicas
-        pids=()
+        pids=() ports=()
         for n in 0 1 2; do
             while [ "${#pids[@]}" -lt "$n" ]; do
-                launch "$REDIS" "$LOAD_CPU" "r$((${#pids[@]} + 2))-$kind-$round-$n" --replicaof 127.0.0.1 "$mport"
-                pids+=("$LAUNCHED_PID")
-                for ((i = 0; i < 3000; i++)); do synced "$LAUNCHED_PORT" && break; sleep 0.02; done
+                replica "$kind" "$LOAD_CPU" "r$((${#pids[@]} + 2))-$kind-$round-$n" "$mport"
+                pids+=("$LAUNCHED_PID") ports+=("$LAUNCHED_PORT")
+                wait_synced "$LAUNCHED_PORT" "replica"
             done
             taskset -c "$LOAD_CPU" "$GEN" -p "$mport" -c 50 -P 16 --key-space "$KEYS" --test-time "$SECS" \
                 --command 'SET key:__rand_int__ __data__' -d "$VSIZE" --json "$W/tp.json" -q >/dev/null
@@ -102,28 +127,78 @@ for round in $(seq "$ROUNDS"); do
             log "round $round $kind: SET P16 with $n replica(s): $rps requests/s"
             echo "$round $kind set$n $rps" >>"$RES"
         done
-        for p in "${pids[@]}"; do stop_server "$p"; done
+        # 3. lag at a fixed write rate, one replica
+        stop_server "${pids[1]}"
+        taskset -c "$LOAD_CPU" "$GEN" -p "$mport" -c 20 --key-space "$KEYS" --rate "$LAG_RATE" \
+            --test-time $((LAG_PROBES / 100 + 3)) --command 'SET key:__rand_int__ __data__' -d "$VSIZE" -q \
+            >/dev/null 2>&1 &
+        gen_pid=$!
+        sleep 1
+        taskset -c "$LOAD_CPU" "$PY" - "$mport" "${ports[0]}" "$LAG_PROBES" >>"$RES.lag-$kind" <<'PYEOF'
+import socket, sys, time
+def conn(port):
+    s = socket.create_connection(("127.0.0.1", int(port)))
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return s
+def cmd(s, *a):
+    s.sendall(("*%d\r\n" % len(a) + "".join("$%d\r\n%s\r\n" % (len(x), x) for x in a)).encode())
+    buf = b""
+    while not complete(buf):
+        buf += s.recv(65536)
+    return buf
+def complete(b):
+    if not b.endswith(b"\r\n"):
+        return False
+    if b[:1] != b"$" or b.startswith(b"$-1"):
+        return True
+    return len(b) >= b.index(b"\r\n") + 2 + int(b[1:b.index(b"\r\n")]) + 2
+m, r, n = conn(sys.argv[1]), conn(sys.argv[2]), int(sys.argv[3])
+for i in range(n):
+    v = "p%d" % i
+    cmd(m, "SET", "lag:probe", v)
+    t0 = time.perf_counter()
+    want = ("$%d\r\n%s\r\n" % (len(v), v)).encode()
+    while cmd(r, "GET", "lag:probe") != want:
+        pass
+    print("lag %.1f" % ((time.perf_counter() - t0) * 1e6))
+    time.sleep(0.01)
+PYEOF
+        wait "$gen_pid" || true
+        "$PY" - "$RES.lag-$kind" "$round" "$kind" >>"$RES" <<'PYEOF'
+import sys
+v = sorted(float(l.split()[1]) for l in open(sys.argv[1]))
+q = lambda p: v[min(len(v) - 1, int(p * len(v)))]
+print("%s %s lag50 %.1f" % (sys.argv[2], sys.argv[3], q(0.5)))
+print("%s %s lag99 %.1f" % (sys.argv[2], sys.argv[3], q(0.99)))
+PYEOF
+        rm -f "$RES.lag-$kind"
+        log "round $round $kind: lag p50/p99 $(tail -2 "$RES" | awk '{printf "%s ", $4}')us"
+        for p in "${pids[@]}"; do stop_server "$p" 2>/dev/null || true; done
         stop_server "$mpid"
     done
 done
 
 "$PY" - "$RES" "$KEYS" "$VSIZE" "$SECS" "$ROUNDS" "$(git rev-parse --short HEAD)$(git diff --quiet || echo ', tree modified')" \
-    "$($REDIS --version | awk '{print $3}')" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" >"$W/report.md" <<'PYEOF'
+    "$($REDIS --version | awk '{print $3}')" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$LAG_RATE" "$LAG_PROBES" >"$W/report.md" <<'PYEOF'
 import statistics, sys
-res, keys, vsize, secs, rounds, rev, rver, ncpu, load = sys.argv[1:10]
+res, keys, vsize, secs, rounds, rev, rver, ncpu, load, lag_rate, lag_probes = sys.argv[1:12]
 d = {}
 for line in open(res):
     r, kind, what, v = line.split()
     d.setdefault((kind, what), []).append(float(v))
 med = lambda k: statistics.median(d[k]) if k in d else 0
-print("# Replication, master side: HotKV and redis-server as masters of redis-server replicas\n")
-print("Command: `bench/repl.sh` (KEYS=%s VSIZE=%s SECS=%s ROUNDS=%s)  " % (keys, vsize, secs, rounds))
-print("HotKV %s `--threads 1`; redis-server %s (master and replicas).  Machine: %s cores, load %s at the end; "
+print("# Replication: HotKV -> HotKV against redis-server -> redis-server\n")
+print("Command: `bench/repl.sh` (KEYS=%s VSIZE=%s SECS=%s ROUNDS=%s; lag at LAG_RATE=%s SET/s, %s probes)  " % (keys, vsize, secs, rounds, lag_rate, lag_probes))
+print("HotKV %s `--threads 1` (master and replicas); redis-server %s (master and replicas).  Machine: %s cores, load %s at the end; "
       "master on one core, load generator and replicas on the other.  Medians over %s rounds.\n" % (rev, rver, ncpu, load, rounds))
-print("| measure | HotKV master | redis-server master | HotKV / redis |")
+print("| measure | HotKV | redis-server | HotKV / redis |")
 print("|---|---|---|---|")
-h, r = med(("hotkv", "sync")), med(("redis", "sync"))
-print("| full sync of %s keys of %s bytes, diskless (s, lower is better) | %.2f | %.2f | %.2fx |" % (keys, vsize, h, r, h / r if r else 0))
+for mode in ("diskless", "disk"):
+    h, r = med(("hotkv", "sync-" + mode)), med(("redis", "sync-" + mode))
+    print("| full sync of %s keys of %s bytes, %s (s, lower is better) | %.2f | %.2f | %.2fx |" % (keys, vsize, mode, h, r, h / r if r else 0))
+for q in ("50", "99"):
+    h, r = med(("hotkv", "lag" + q)), med(("redis", "lag" + q))
+    print("| replication lag p%s at a fixed write load, 1 replica (us, lower is better) | %.0f | %.0f | %.2fx |" % (q, h, r, h / r if r else 0))
 for n in (0, 1, 2):
     h, r = med(("hotkv", "set%d" % n)), med(("redis", "set%d" % n))
     print("| SET pipeline 16, %d replica(s) (requests/s) | %d | %d | %.2fx |" % (n, h, r, h / r if r else 0))

@@ -8,6 +8,7 @@
 #include "../ds/dict.h"
 #include "../net/hooks.h"
 #include "../persist/prop.h"
+#include "../persist/repl.h"
 #include "../persist/replica.h"
 #include "blocking.h"
 #include "cmd.h"
@@ -70,6 +71,8 @@ static void loop_thread_exit(struct worker *w)
 
 static long long loop_next_timeout(struct worker *w, long long now_ms)
 {
+    /* What this turn fed to the replication stream leaves now. */
+    repl_kick();
     /* Timeouts of this worker's blocked clients, and the end of a client
      * pause when it holds postponed clients. */
     long long t = blocking_any(w) ? blocking_cron(w, now_ms) : -1;

@@ -153,9 +153,27 @@ void repl_replid_change(void)
     pthread_mutex_unlock(&mu);
 }
 
+/* Set while the replication thread is about to sleep; a feeder's
+ * thread, at the end of its loop turn (repl_kick), wakes it once. */
+static atomic_int repl_sleeping;
+static _Thread_local int tl_fed;
+
+void repl_kick(void)
+{
+    if (!tl_fed)
+        return;
+    tl_fed = 0;
+    if (atomic_load_explicit(&repl_sleeping, memory_order_relaxed) && atomic_exchange(&repl_sleeping, 0)) {
+        uint64_t one = 1;
+        ssize_t w = write(efd, &one, sizeof(one));
+        (void)w;
+    }
+}
+
 /* Append n bytes to the buffer (mu held). */
 static void append_locked(const char *p, size_t n)
 {
+    tl_fed = 1;
     while (n) {
         if (!tail || tail->used == BLK) {
             struct blk *b = hk_malloc(sizeof(*b));
@@ -986,19 +1004,27 @@ static void *repl_main(void *arg)
             }
         }
         housekeeping(now);
-        /* Feeders never wake this thread (a syscall per write would cost
-         * the workers more than the stream itself): while a replica is
-         * online it sends what the buffer gained every millisecond (all
-         * of it, as far as the socket takes), which bounds the lag this
-         * adds; otherwise it looks every 100 ms.  New replicas and the
-         * child's end do wake it (eventfd). */
+        /* Feeders do not wake this thread per write (a syscall per write
+         * would cost the workers more than the stream itself): a worker
+         * that fed something wakes it once at the end of its loop turn
+         * (repl_kick), and only when it sleeps.  repl_sleeping is raised
+         * before the last look at the buffer, so a feed after that look
+         * finds it raised.  While a replica is online it also looks every
+         * 10 ms (feeds from a thread that does not kick), else every
+         * 100 ms.  New replicas and the child's end wake it too. */
         int work = 0, online = 0;
+        atomic_store(&repl_sleeping, 1);
         pthread_mutex_lock(&mu);
         work = adopted != NULL || child_finished;
-        for (struct replica *r = replicas; r; r = r->next)
-            online |= r->state == R_ONLINE && !r->gone;
+        for (struct replica *r = replicas; r; r = r->next) {
+            int on = r->state == R_ONLINE && !r->gone;
+            online |= on;
+            if (on && !r->out_armed && r->gen == hist_gen && r->sent < off)
+                work = 1;
+        }
         pthread_mutex_unlock(&mu);
-        int n = epoll_wait(epfd, evs, 64, work ? 0 : online ? 1 : 100);
+        int n = epoll_wait(epfd, evs, 64, work ? 0 : online ? 10 : 100);
+        atomic_store(&repl_sleeping, 0);
         for (int i = 0; i < n; i++) {
             if (!evs[i].data.ptr) {
                 uint64_t v;

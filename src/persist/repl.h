@@ -58,6 +58,11 @@ long long repl_offset(int *have_backlog);
 /* Drop every replica of ours (they reconnect and PSYNC): how many. */
 int repl_drop_replicas(void);
 
+/* End of a worker's loop turn: if this thread fed the stream, wake the
+ * replication thread when it sleeps (one write to its eventfd per turn
+ * at most; a thread-local test otherwise). */
+void repl_kick(void);
+
 /* The replication thread: started with the workers, stopped at shutdown
  * (replicas are closed). */
 void repl_start(void);
