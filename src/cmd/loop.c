@@ -95,6 +95,9 @@ static void loop_cron(struct worker *w)
     tracking_cron(w);
     /* This worker's client buffers, for INFO memory / MEMORY STATS. */
     memstats_worker_cron(w);
+    /* FAILOVER's progress (worker 0). */
+    if (w->id == 0)
+        repl_failover_cron();
     /* A replica's ACKs and repl-timeout, on the worker holding the link. */
     if (atomic_load_explicit(&replica_gate, memory_order_relaxed))
         replica_cron(w);

@@ -11,6 +11,12 @@
 atomic_uint pause_actions;
 static _Atomic long long pause_end_ms; /* unix ms; meaningful while pause_actions != 0 */
 static pthread_mutex_t pause_mu = PTHREAD_MUTEX_INITIALIZER;
+/* Two sources, merged into pause_actions / pause_end_ms (under pause_mu):
+ * CLIENT PAUSE (a mode and an end) and a FAILOVER in progress (writes,
+ * until it ends: no end time). */
+static unsigned client_mode;
+static long long client_end;
+static int failover_writes;
 static atomic_llong npostponed;
 
 /* Per worker (index w->id): its postponed clients, oldest first, linked
@@ -99,15 +105,34 @@ static void set_state(unsigned actions, long long end)
         resume_everywhere();
 }
 
-/* The end time passed: the pause is over. */
+/* Under pause_mu: the merged state of both sources. */
+static void publish(void)
+{
+    unsigned a = client_mode | (failover_writes ? PAUSE_CLIENT_WRITE : 0);
+    long long end = client_mode ? client_end : failover_writes ? LLONG_MAX : 0;
+    set_state(a, end);
+}
+
+/* The end time passed: the client pause is over (a failover's stays). */
 static void expire_if_over(long long now)
 {
     if (!atomic_load_explicit(&pause_actions, memory_order_relaxed) ||
         now < atomic_load_explicit(&pause_end_ms, memory_order_relaxed))
         return;
     pthread_mutex_lock(&pause_mu);
-    if (atomic_load(&pause_actions) && now >= atomic_load(&pause_end_ms))
-        set_state(0, 0);
+    if (client_mode && now >= client_end) {
+        client_mode = 0;
+        client_end = 0;
+        publish();
+    }
+    pthread_mutex_unlock(&pause_mu);
+}
+
+void pause_failover_writes(int on)
+{
+    pthread_mutex_lock(&pause_mu);
+    failover_writes = on;
+    publish();
     pthread_mutex_unlock(&pause_mu);
 }
 
@@ -203,14 +228,16 @@ void pause_client_pause(struct client *c)
         t += now;
     }
     pthread_mutex_lock(&pause_mu);
-    unsigned cur = atomic_load(&pause_actions);
+    unsigned cur = client_mode;
     /* WRITE keeps an ALL in force; the later end wins. */
     if (cur & PAUSE_CLIENT_ALL)
         mode = PAUSE_CLIENT_ALL;
-    long long end = atomic_load(&pause_end_ms);
+    long long end = client_end;
     if (!cur || end < t)
         end = t;
-    set_state(mode, end);
+    client_mode = mode;
+    client_end = end;
+    publish();
     pthread_mutex_unlock(&pause_mu);
     expire_if_over(now); /* a timeout of 0 (or one already past) ends it now */
     reply_ok(&c->out);
@@ -219,7 +246,9 @@ void pause_client_pause(struct client *c)
 void pause_client_unpause(struct client *c)
 {
     pthread_mutex_lock(&pause_mu);
-    set_state(0, 0);
+    client_mode = 0;
+    client_end = 0;
+    publish();
     pthread_mutex_unlock(&pause_mu);
     reply_ok(&c->out);
 }

@@ -42,6 +42,10 @@ int pause_postpone_if_paused(struct client *c, const struct cmd *cmd);
 void pause_client_pause(struct client *c);
 void pause_client_unpause(struct client *c);
 
+/* FAILOVER (cmd/repl.c): writes wait from on until off, whatever CLIENT
+ * PAUSE / UNPAUSE do meanwhile (Redis's separate pause purposes). */
+void pause_failover_writes(int on);
+
 /* The client is closing: off its worker's postponed list. */
 void pause_client_gone(struct client *c);
 /* Loop hook: ms until this worker must look at the pause again (its end

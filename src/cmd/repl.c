@@ -18,6 +18,7 @@
 #include "blocking.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,7 @@
 #include "../persist/repl.h"
 #include "../persist/replica.h"
 #include "multi.h"
+#include "pause.h"
 #include "../proto/reply.h"
 
 static int word(const struct client *c, int i, const char *w)
@@ -116,6 +118,26 @@ void psync_command(struct client *c)
     if (c->out.len > c->sent) {
         reply_error(&c->out, "ERR SYNC and PSYNC are invalid with pending output");
         return;
+    }
+    /* PSYNC <replid> <offset> FAILOVER: our master (FAILOVER) becomes our
+     * replica; we promote ourselves first, then answer as a master (its
+     * history is our secondary one now: +CONTINUE). */
+    if (c->argc > 3 && word(c, 3, "failover")) {
+        char myid[41];
+        log_msg(LL_NOTICE, "Failover request received for replid %.*s.", (int)(c->argvlen[1] > 40 ? 40 : c->argvlen[1]),
+                c->argv[1]);
+        if (!repl_is_replica()) {
+            reply_error(&c->out, "ERR PSYNC FAILOVER can't be sent to a master.");
+            return;
+        }
+        repl_replid(myid);
+        if (c->argvlen[1] != 40 || memcmp(c->argv[1], myid, 40)) {
+            reply_error(&c->out, "ERR PSYNC FAILOVER replid must match my replid.");
+            return;
+        }
+        replica_unset_master();
+        log_msg(LL_NOTICE, "MASTER MODE enabled (failover request from 'id=%llu addr=%s')", (unsigned long long)c->id,
+                c->addr);
     }
     /* A replica serves its own replicas only while it follows its master. */
     if (repl_is_replica() && !replica_link_up()) {
@@ -373,9 +395,194 @@ void waitaof_command(struct client *c)
     wait_or_block(c, a, deadline);
 }
 
+/* ------------------------------------------------------------ FAILOVER ---
+ * Redis 6.2's coordinated failover.  FAILOVER pauses writes (a pause of
+ * its own: pause_failover_writes) and waits (waiting-for-sync) until the
+ * target, or any replica, has acknowledged every byte of the stream; then
+ * this server becomes a replica of it (failover-in-progress) and its
+ * first PSYNC carries FAILOVER, on which the target promotes itself.  The
+ * PSYNC's answer ends it (writes resume, now refused as a replica's), a
+ * failed attempt or TIMEOUT without FORCE aborts it (a server that had
+ * demoted itself becomes a master again).  Worker 0's cron drives it;
+ * the state is under fo_mu, INFO reads repl_failover_state. */
+static pthread_mutex_t fo_mu = PTHREAD_MUTEX_INITIALIZER;
+static char fo_host[256];
+static int fo_port, fo_force, fo_has_target;
+static long long fo_end_ms; /* 0: no timeout */
+
+/* fo_mu held. */
+static void fo_clear(void)
+{
+    fo_host[0] = 0;
+    fo_port = fo_force = fo_has_target = 0;
+    fo_end_ms = 0;
+    atomic_store(&repl_failover_state, FO_NONE);
+    pause_failover_writes(0);
+}
+
+/* fo_mu held. */
+static void fo_abort(const char *why)
+{
+    int st = atomic_load(&repl_failover_state);
+    if (st == FO_NONE)
+        return;
+    if (fo_has_target)
+        log_msg(LL_NOTICE, "FAILOVER to %s:%d aborted: %s", fo_host, fo_port, why);
+    else
+        log_msg(LL_NOTICE, "FAILOVER to any replica aborted: %s", why);
+    if (st == FO_IN_PROGRESS)
+        replica_unset_master();
+    fo_clear();
+}
+
+/* FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms] */
+void failover_command(struct client *c)
+{
+    if (c->argc == 2 && word(c, 1, "abort")) {
+        pthread_mutex_lock(&fo_mu);
+        if (atomic_load(&repl_failover_state) == FO_NONE) {
+            pthread_mutex_unlock(&fo_mu);
+            reply_error(&c->out, "ERR No failover in progress.");
+            return;
+        }
+        fo_abort("Failover manually aborted");
+        pthread_mutex_unlock(&fo_mu);
+        reply_ok(&c->out);
+        return;
+    }
+    long long timeout = 0, port = 0;
+    int force = 0, host_i = 0;
+    for (int j = 1; j < c->argc; j++) {
+        if (word(c, j, "timeout") && j + 1 < c->argc && timeout == 0) {
+            if (arg_ll(c, j + 1, &timeout) < 0)
+                return;
+            if (timeout <= 0) {
+                reply_error(&c->out, "ERR FAILOVER timeout must be greater than 0");
+                return;
+            }
+            j++;
+        } else if (word(c, j, "to") && j + 2 < c->argc && !host_i) {
+            if (arg_ll(c, j + 2, &port) < 0)
+                return;
+            host_i = j + 1;
+            j += 2;
+        } else if (word(c, j, "force") && !force) {
+            force = 1;
+        } else {
+            reply_error(&c->out, ERR_SYNTAX);
+            return;
+        }
+    }
+    pthread_mutex_lock(&fo_mu);
+    const char *err = NULL;
+    long long ack = 0;
+    char host[256] = "";
+    if (host_i) {
+        size_t hl = c->argvlen[host_i] < sizeof(host) - 1 ? c->argvlen[host_i] : sizeof(host) - 1;
+        memcpy(host, c->argv[host_i], hl);
+        host[hl] = 0;
+    }
+    if (atomic_load(&repl_failover_state) != FO_NONE)
+        err = "ERR FAILOVER already in progress.";
+    else if (repl_is_replica())
+        err = "ERR FAILOVER is not valid when server is a replica.";
+    else if (repl_replica_count() == 0)
+        err = "ERR FAILOVER requires connected replicas.";
+    else if (force && (!timeout || !host_i))
+        err = "ERR FAILOVER with force option requires both a timeout and target HOST and IP.";
+    else if (host_i) {
+        int st = repl_replica_state(host, (int)port, &ack);
+        if (st < 0)
+            err = "ERR FAILOVER target HOST and PORT is not a replica.";
+        else if (st == 0)
+            err = "ERR FAILOVER target replica is not online.";
+    }
+    if (err) {
+        pthread_mutex_unlock(&fo_mu);
+        reply_error(&c->out, err);
+        return;
+    }
+    if (host_i) {
+        snprintf(fo_host, sizeof(fo_host), "%s", host);
+        fo_port = (int)port;
+        fo_has_target = 1;
+        log_msg(LL_NOTICE, "FAILOVER requested to %s:%lld.", host, port);
+    } else {
+        log_msg(LL_NOTICE, "FAILOVER requested to any replica.");
+    }
+    fo_end_ms = timeout ? time_ms() + timeout : 0;
+    fo_force = force;
+    atomic_store(&repl_failover_state, FO_WAIT_SYNC);
+    pause_failover_writes(1);
+    pthread_mutex_unlock(&fo_mu);
+    reply_ok(&c->out);
+}
+
+/* fo_mu held: demote to a replica of the target. */
+static void fo_go(const char *why)
+{
+    atomic_store(&repl_failover_state, FO_IN_PROGRESS);
+    log_msg(LL_NOTICE, "%s", why);
+    replica_set_master_failover(fo_host, fo_port);
+}
+
+void repl_failover_cron(void)
+{
+    if (atomic_load_explicit(&repl_failover_state, memory_order_relaxed) == FO_NONE)
+        return;
+    pthread_mutex_lock(&fo_mu);
+    int st = atomic_load(&repl_failover_state);
+    long long now = time_ms();
+    char why[400];
+    if (st == FO_WAIT_SYNC) {
+        if (fo_end_ms && now >= fo_end_ms) {
+            if (fo_force) {
+                snprintf(why, sizeof(why), "FAILOVER to %s:%d time out exceeded, failing over.", fo_host, fo_port);
+                fo_go(why);
+            } else {
+                fo_abort("Replica never caught up before timeout");
+            }
+        } else {
+            long long off = repl_offset(NULL), ack = 0;
+            int synced = 0;
+            if (fo_has_target) {
+                synced = repl_replica_state(fo_host, fo_port, &ack) == 1 && ack >= off;
+            } else {
+                struct repl_role_entry e[64];
+                int n = 0;
+                repl_role(e, 64, &n);
+                for (int i = 0; i < n && !synced; i++) {
+                    if (e[i].ack >= off) {
+                        snprintf(fo_host, sizeof(fo_host), "%s", e[i].ip);
+                        fo_port = e[i].port;
+                        fo_has_target = synced = 1;
+                    }
+                }
+            }
+            if (synced) {
+                snprintf(why, sizeof(why), "Failover target %s:%d is synced, failing over.", fo_host, fo_port);
+                fo_go(why);
+            }
+        }
+    } else if (st == FO_IN_PROGRESS) {
+        int o = replica_failover_outcome();
+        if (o > 0) {
+            log_msg(LL_NOTICE, "Failover to %s:%d completed.", fo_host, fo_port);
+            fo_clear();
+        } else if (o < 0) {
+            fo_abort("Failover target rejected psync request");
+        }
+    }
+    pthread_mutex_unlock(&fo_mu);
+}
+
 /* REPLICAOF host port | NO ONE, and SLAVEOF. */
 void replicaof_command(struct client *c)
 {
+    if (atomic_load(&repl_failover_state) != FO_NONE) {
+        reply_error(&c->out, "ERR REPLICAOF not allowed while failing over.");
+        return;
+    }
     if (word(c, 1, "no") && word(c, 2, "one")) {
         char host[256];
         int port;

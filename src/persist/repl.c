@@ -1138,7 +1138,10 @@ size_t repl_info(char *buf, size_t cap)
             state_name(r->state), r->ack, r->state == R_ONLINE ? (now - r->ack_ms) / 1000 : 0);
     }
     uint64_t first = head ? head->start + 1 : 0, hist = head ? off - head->start : 0;
-    OUT("master_failover_state:no-failover\r\nmaster_replid:%s\r\nmaster_replid2:%s\r\n", replid, replid2);
+    static const char *const fo_names[] = {"no-failover", "waiting-for-sync", "failover-in-progress"};
+    int fo = atomic_load_explicit(&repl_failover_state, memory_order_relaxed);
+    OUT("master_failover_state:%s\r\nmaster_replid:%s\r\nmaster_replid2:%s\r\n", fo_names[fo >= 0 && fo <= 2 ? fo : 0],
+        replid, replid2);
     OUT("master_repl_offset:%llu\r\nsecond_repl_offset:%lld\r\n", (unsigned long long)off, second_off);
     OUT("repl_backlog_active:%d\r\nrepl_backlog_size:%lld\r\n", backlog_on,
         __atomic_load_n(&cfg.repl_backlog_size, __ATOMIC_RELAXED));
@@ -1147,6 +1150,34 @@ size_t repl_info(char *buf, size_t cap)
     pthread_mutex_unlock(&mu);
 #undef OUT
     return len < cap ? len : cap;
+}
+
+atomic_int repl_failover_state;
+
+int repl_replica_count(void)
+{
+    int n = 0;
+    pthread_mutex_lock(&mu);
+    for (struct replica *r = replicas; r; r = r->next)
+        n += !r->gone;
+    pthread_mutex_unlock(&mu);
+    return n;
+}
+
+int repl_replica_state(const char *ip, int port, long long *ack)
+{
+    int st = -1;
+    pthread_mutex_lock(&mu);
+    for (struct replica *r = replicas; r; r = r->next) {
+        if (r->gone || r->h.listening_port != port || strcmp(r->h.ip, ip))
+            continue;
+        st = r->state == R_ONLINE;
+        *ack = r->ack;
+        if (st)
+            break;
+    }
+    pthread_mutex_unlock(&mu);
+    return st;
 }
 
 long long repl_role(struct repl_role_entry *out, int max, int *n)

@@ -97,6 +97,16 @@ struct repl_role_entry {
 };
 long long repl_role(struct repl_role_entry *out, int max, int *n);
 
+/* FAILOVER's state for INFO's master_failover_state (cmd/repl.c drives
+ * it): 0 no-failover, 1 waiting-for-sync, 2 failover-in-progress. */
+extern atomic_int repl_failover_state;
+enum { FO_NONE, FO_WAIT_SYNC, FO_IN_PROGRESS };
+/* Replicas attached (any state). */
+int repl_replica_count(void);
+/* The replica that announced ip:port: -1 none, 0 not online yet, 1
+ * online (its last ACK in *ack). */
+int repl_replica_state(const char *ip, int port, long long *ack);
+
 /* INFO stats sync_full, sync_partial_ok, sync_partial_err. */
 void repl_sync_stats(long long out[3]);
 /* Bytes the replication buffer holds (INFO memory mem_replication_backlog). */

@@ -58,6 +58,10 @@ static int stopping;
 static pthread_t tid;
 static int thread_on;
 static atomic_llong last_io_ms; /* the master's last bytes (the stream's worker writes it) */
+/* FAILOVER: the link of generation fo_gen asks PSYNC ... FAILOVER (the
+ * target promotes itself); fo_outcome then 1 accepted, -1 failed. */
+static unsigned fo_gen;
+static int fo_pending, fo_outcome;
 static int link_fd = -1;        /* the socket the link thread is using (replica_stop shuts it down) */
 
 /* --------------------------------------------------------- apply_mu --- */
@@ -154,6 +158,37 @@ static void drop_link_locked(void)
         shutdown(link_fd, SHUT_RDWR); /* a handshake or transfer in progress ends */
     if (mc && mw)
         worker_post(mw, close_job, (void *)(uintptr_t)mc_id);
+}
+
+int replica_set_master_failover(const char *host, int port)
+{
+    int rc = replica_set_master(host, port);
+    pthread_mutex_lock(&lmu);
+    fo_gen = gen;
+    fo_pending = 1;
+    fo_outcome = 0;
+    pthread_mutex_unlock(&lmu);
+    return rc;
+}
+
+int replica_failover_outcome(void)
+{
+    pthread_mutex_lock(&lmu);
+    int o = fo_outcome;
+    pthread_mutex_unlock(&lmu);
+    return o;
+}
+
+/* The attempt of generation g ended (1 PSYNC accepted, -1 failed): a
+ * FAILOVER waiting on it learns how. */
+static void fo_done(unsigned g, int outcome)
+{
+    pthread_mutex_lock(&lmu);
+    if (fo_pending && fo_gen == g) {
+        fo_pending = 0;
+        fo_outcome = outcome;
+    }
+    pthread_mutex_unlock(&lmu);
 }
 
 int replica_set_master(const char *host, int port)
@@ -505,6 +540,7 @@ static int sync_with_master(unsigned g, const char *host, int port)
     int fd = dial(host, port, tmo * 1000);
     if (fd < 0) {
         log_msg(LL_WARNING, "Error condition on socket for SYNC: %s", strerror(errno));
+        fo_done(g, -1);
         return -1;
     }
     log_msg(LL_NOTICE, "MASTER <-> REPLICA sync started");
@@ -581,14 +617,22 @@ static int sync_with_master(unsigned g, const char *host, int port)
     repl_replid(myid);
     snprintf(offs, sizeof(offs), "%lld", have ? myoff + 1 : -1LL);
     {
-        const char *av[] = {"PSYNC", have ? myid : "?", offs};
+        pthread_mutex_lock(&lmu);
+        int fo = fo_pending && fo_gen == g;
+        pthread_mutex_unlock(&lmu);
+        /* FAILOVER: the target (our replica until now) promotes itself
+         * when it sees its own id with the FAILOVER argument. */
+        const char *av[] = {"PSYNC", have ? myid : "?", offs, "FAILOVER"};
         if (have)
-            log_msg(LL_NOTICE, "Trying a partial resynchronization (request %s:%s).", myid, offs);
+            log_msg(LL_NOTICE, "Trying a partial resynchronization (request %s:%s%s).", myid, offs,
+                    fo ? ", failover" : "");
         else
             log_msg(LL_NOTICE, "Partial resynchronization not possible (no cached master)");
-        if (ask(r, 3, av, line, sizeof(line)) < 0)
+        if (ask(r, fo ? 4 : 3, av, line, sizeof(line)) < 0)
             goto io_fail;
     }
+    if (line[0] == '+')
+        fo_done(g, 1);
     if (!strncmp(line, "+CONTINUE", 9)) {
         const char *nid = line + 9;
         while (*nid == ' ')
@@ -662,6 +706,7 @@ static int sync_with_master(unsigned g, const char *host, int port)
 io_fail:
     log_msg(LL_WARNING, "Error in the replication handshake with MASTER: %s", strerror(errno));
 fail:
+    fo_done(g, -1);
     if (path[0])
         unlink(path);
     pthread_mutex_lock(&lmu);

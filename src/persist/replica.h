@@ -43,6 +43,11 @@ extern atomic_int replica_gate;
  * thread; start-up (the replicaof directive) too. */
 int replica_set_master(const char *host, int port);
 void replica_unset_master(void);
+/* FAILOVER's demotion: replica_set_master, and the first PSYNC to it
+ * carries FAILOVER (the target promotes itself).  Its outcome: 0 not yet,
+ * 1 the target accepted the PSYNC, -1 the attempt failed. */
+int replica_set_master_failover(const char *host, int port);
+int replica_failover_outcome(void);
 /* The master followed: 1 and host/port, or 0 on a master. */
 int replica_master(char *host, size_t cap, int *port);
 

@@ -472,3 +472,75 @@ def test_disk_based_sync_and_backlog_ttl():
         for s in (r, m):
             if s:
                 assert s.stop() == 0
+
+
+def test_failover_command():
+    """FAILOVER (Redis 6.2): writes pause until the target has everything,
+    then the master follows it and the target promotes itself on the
+    PSYNC ... FAILOVER, continuing partially; TIMEOUT without FORCE and
+    ABORT give the master role back; the errors are Redis's."""
+    m = hotkv(threads=2)
+    r1 = r2 = None
+    try:
+        mc = raw(m.port)
+        with pytest.raises(redis.ResponseError, match="^FAILOVER requires connected replicas.$"):
+            mc.execute_command("FAILOVER")
+        with pytest.raises(redis.ResponseError, match="^No failover in progress.$"):
+            mc.execute_command("FAILOVER", "ABORT")
+        fill(m.port, 500, 51)
+        r1 = hotkv("--replicaof", "127.0.0.1", str(m.port))
+        r2 = hotkv("--replicaof", "127.0.0.1", str(m.port))
+        r1c, r2c = raw(r1.port), raw(r2.port)
+        assert wait_until(lambda: synced(r1c, mc) and synced(r2c, mc), timeout=15)
+        with pytest.raises(redis.ResponseError, match="^FAILOVER with force option requires both a timeout"):
+            mc.execute_command("FAILOVER", "TO", "127.0.0.1", r1.port, "FORCE")
+        with pytest.raises(redis.ResponseError, match="^FAILOVER target HOST and PORT is not a replica.$"):
+            mc.execute_command("FAILOVER", "TO", "127.0.0.1", 1)
+        with pytest.raises(redis.ResponseError, match="^FAILOVER timeout must be greater than 0$"):
+            mc.execute_command("FAILOVER", "TIMEOUT", 0)
+        with pytest.raises(redis.ResponseError, match="syntax error"):
+            mc.execute_command("FAILOVER", "NOW")
+        with pytest.raises(redis.ResponseError, match="^FAILOVER is not valid when server is a replica.$"):
+            r1c.execute_command("FAILOVER")
+        # A target that cannot catch up (stopped): writes wait, the timeout
+        # aborts, and the waiting write then runs on the master.
+        r2.proc.send_signal(signal.SIGSTOP)
+        try:
+            mc.execute_command("SET", "before-pause", "1")
+            assert mc.execute_command("FAILOVER", "TO", "127.0.0.1", r2.port, "TIMEOUT", 800) == "OK"
+            assert info(mc)["master_failover_state"] == "waiting-for-sync"
+            with pytest.raises(redis.ResponseError, match="^FAILOVER already in progress.$"):
+                mc.execute_command("FAILOVER")
+            with pytest.raises(redis.ResponseError, match="REPLICAOF not allowed while failing over"):
+                mc.execute_command("REPLICAOF", "NO", "ONE")
+            t0 = time.time()
+            assert raw(m.port).execute_command("SET", "paused-write", "1") == "OK"
+            assert time.time() - t0 > 0.4  # it waited for the abort
+            assert info(mc)["master_failover_state"] == "no-failover" and info(mc)["role"] == "master"
+            assert "aborted: Replica never caught up before timeout" in logtext(m)
+            # ABORT while waiting.
+            assert mc.execute_command("FAILOVER", "TO", "127.0.0.1", r2.port) == "OK"
+            assert mc.execute_command("FAILOVER", "ABORT") == "OK"
+            assert info(mc)["master_failover_state"] == "no-failover"
+            assert mc.execute_command("SET", "after-abort", "1") == "OK"
+        finally:
+            r2.proc.send_signal(signal.SIGCONT)
+        assert wait_until(lambda: synced(r1c, mc) and synced(r2c, mc), timeout=15)
+        # The real one.
+        full = stat(r1c, "sync_full")
+        assert mc.execute_command("FAILOVER", "TO", "127.0.0.1", r1.port) == "OK"
+        assert wait_until(lambda: info(r1c)["role"] == "master" and info(mc).get("master_link_status") == "up",
+                          timeout=10), (logtext(m), logtext(r1))
+        assert wait_until(lambda: info(mc)["master_failover_state"] == "no-failover", timeout=5)
+        assert info(mc)["master_port"] == str(r1.port)
+        assert stat(r1c, "sync_partial_ok") >= 1 and stat(r1c, "sync_full") == full, logtext(r1)
+        with pytest.raises(redis.exceptions.ReadOnlyError):
+            mc.execute_command("SET", "x", "1")
+        r1c.execute_command("SET", "on-the-new-master", "1")
+        assert wait_until(lambda: r2c.execute_command("GET", "on-the-new-master") == "1", timeout=10)
+        same_data(r1.port, [m.port])
+    finally:
+        for s in (r2, r1, m):
+            if s:
+                s.proc.send_signal(signal.SIGCONT)
+                assert s.stop() == 0
