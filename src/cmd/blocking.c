@@ -716,7 +716,9 @@ static int cancel(struct client *c, int how)
         reply_null_array(&c->out);
     } else {
         size_t at = c->out.len;
-        reply_error(&c->out, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
+        reply_error(&c->out, how == 3 ? "UNBLOCKED force unblock from blocking operation, instance state changed "
+                                        "(master -> replica?)"
+                                      : "UNBLOCKED client unblocked via CLIENT UNBLOCK");
         if (c->out.len > at)
             count_unblock_error(c, w->cmd, c->out.buf + at, c->out.len - at);
     }
@@ -755,6 +757,20 @@ long long blocking_cron(struct worker *wk, long long now)
             next = w->deadline - now;
     }
     return next;
+}
+
+void blocking_unblock_all(struct worker *wk, void *unused)
+{
+    (void)unused;
+    struct waiter **h = list_head(wk);
+    if (!h)
+        return;
+    /* cancel() only queues the client to resume: the list stays walkable. */
+    for (struct waiter *w = *h, *nx; w; w = nx) {
+        nx = w->bnext;
+        if (cancel(w->c, 3))
+            client_unblocked(w->c);
+    }
 }
 
 int blocking_any(struct worker *wk)

@@ -103,6 +103,11 @@ void blocking_client_gone(struct client *c);
  * unblocked (with a timeout reply, or the UNBLOCKED error if err). */
 int blocking_unblock(struct client *c, int err);
 
+/* A worker job: every client of wk blocked in a command gets Redis's
+ * "-UNBLOCKED ... instance state changed (master -> replica?)" (the
+ * server started following a master: REPLICAOF, FAILOVER). */
+void blocking_unblock_all(struct worker *wk, void *unused);
+
 /* INFO: blocked clients and keys with waiters. */
 long long blocking_clients(void);
 long long blocking_keys(void);

@@ -518,12 +518,22 @@ void failover_command(struct client *c)
     reply_ok(&c->out);
 }
 
+/* A new master is followed: the clients blocked in a command are told,
+ * as Redis does (asynchronous: REPLICAOF may run inside EXEC with slot
+ * locks held, where no worker may be waited for). */
+static void unblock_everywhere(void)
+{
+    for (int i = 0; i < nworkers; i++)
+        worker_post(&workers[i], blocking_unblock_all, NULL);
+}
+
 /* fo_mu held: demote to a replica of the target. */
 static void fo_go(const char *why)
 {
     atomic_store(&repl_failover_state, FO_IN_PROGRESS);
     log_msg(LL_NOTICE, "%s", why);
     replica_set_master_failover(fo_host, fo_port);
+    unblock_everywhere();
 }
 
 void repl_failover_cron(void)
@@ -612,6 +622,7 @@ void replicaof_command(struct client *c)
     }
     log_msg(LL_NOTICE, "REPLICAOF %s:%d enabled (user request from 'id=%llu addr=%s')", host, (int)port,
             (unsigned long long)c->id, c->addr);
+    unblock_everywhere();
     reply_ok(&c->out);
 }
 

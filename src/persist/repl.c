@@ -83,6 +83,7 @@ struct replica {
     long long fack; /* REPLCONF ACK ... FACK offset: what its AOF fsynced (WAITAOF) */
     unsigned gen; /* the history it follows (hist_gen when it came) */
     int disk;           /* its full sync is disk-based */
+    int early_ack;      /* it ACKed (loaded) before we saw the child end */
     long long file_pos; /* R_SEND_FILE: bytes of "$size\r\n" + file sent */
 };
 
@@ -641,11 +642,15 @@ static void child_ended(void)
         }
         set_blocking(r->fd, 0);
         pthread_mutex_lock(&mu);
-        r->state = R_WAIT_ACK;
+        /* A replica that loaded fast may have ACKed already. */
+        int early = r->early_ack && ok;
+        r->state = early ? R_ONLINE : R_WAIT_ACK;
         r->ack_ms = time_ms();
         pthread_mutex_unlock(&mu);
         if (!ok)
             drop(r, "the full sync failed");
+        else if (early)
+            log_msg(LL_NOTICE, "Synchronization with replica %s:%d succeeded", r->h.ip, r->h.listening_port);
         else if (!r->gone)
             log_msg(LL_NOTICE, "Streamed RDB transfer with replica %s:%d succeeded: waiting for its first ACK",
                     r->h.ip, r->h.listening_port);
@@ -741,6 +746,8 @@ static void read_replica(struct replica *r)
                 if (fa > r->fack)
                     r->fack = fa;
                 r->ack_ms = time_ms();
+                if (r->state == R_CHILD && !r->disk)
+                    r->early_ack = 1;
                 if (r->state == R_WAIT_ACK) {
                     r->state = R_ONLINE;
                     log_msg(LL_NOTICE, "Synchronization with replica %s:%d succeeded", r->h.ip, r->h.listening_port);

@@ -507,6 +507,7 @@ def test_failover_command():
         r2.proc.send_signal(signal.SIGSTOP)
         try:
             mc.execute_command("SET", "before-pause", "1")
+            assert wait_until(lambda: "port=%d,state=online" % r2.port in str(info(mc)), timeout=5), info(mc)
             assert mc.execute_command("FAILOVER", "TO", "127.0.0.1", r2.port, "TIMEOUT", 800) == "OK"
             assert info(mc)["master_failover_state"] == "waiting-for-sync"
             with pytest.raises(redis.ResponseError, match="^FAILOVER already in progress.$"):
@@ -544,3 +545,26 @@ def test_failover_command():
             if s:
                 s.proc.send_signal(signal.SIGCONT)
                 assert s.stop() == 0
+
+
+def test_becoming_a_replica_unblocks_blocked_clients():
+    a, b = hotkv(), hotkv()
+    try:
+        errs = []
+
+        def blpop():
+            try:
+                raw(a.port).execute_command("BLPOP", "q", 0)
+                errs.append("returned")
+            except redis.ResponseError as e:
+                errs.append(str(e))
+
+        t = threading.Thread(target=blpop)
+        t.start()
+        assert wait_until(lambda: "blocked_clients:1" in raw(a.port).execute_command("INFO", "clients"), timeout=5)
+        assert raw(a.port).execute_command("REPLICAOF", "127.0.0.1", str(b.port)) == "OK"
+        t.join(5)
+        assert errs == ["UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)"]
+    finally:
+        for s in (a, b):
+            assert s.stop() == 0
