@@ -403,9 +403,33 @@ static int dial(const char *host, int port, int timeout_ms)
     return fd;
 }
 
-/* The RDB of a full sync into path: "$EOF:<mark>" (diskless: until the 40
- * mark bytes come again) or "$<size>".  0 / -1 (logged). */
-static int receive_rdb(struct rd *r, unsigned g, const char *path)
+/* Where a full sync's payload goes: a file (repl-diskless-load disabled)
+ * or memory (on-empty-db with an empty dataset, swapdb). */
+struct sink {
+    int fd;           /* -1: memory */
+    char *mem;
+    size_t len, cap;
+};
+
+static int sink_put(struct sink *k, const char *p, size_t n)
+{
+    if (k->fd >= 0)
+        return write(k->fd, p, n) == (ssize_t)n ? 0 : -1;
+    if (k->len + n > k->cap) {
+        size_t cap = k->cap ? k->cap : 1 << 20;
+        while (cap < k->len + n)
+            cap *= 2;
+        k->mem = hk_realloc(k->mem, cap);
+        k->cap = cap;
+    }
+    memcpy(k->mem + k->len, p, n);
+    k->len += n;
+    return 0;
+}
+
+/* The RDB of a full sync into the sink: "$EOF:<mark>" (diskless: until
+ * the 40 mark bytes come again) or "$<size>".  0 / -1 (logged). */
+static int receive_rdb(struct rd *r, unsigned g, struct sink *k)
 {
     char line[256];
     do {
@@ -439,13 +463,8 @@ static int receive_rdb(struct rd *r, unsigned g, const char *path)
             return -1;
         }
     }
-    int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        log_msg(LL_WARNING, "Opening the temp file needed for MASTER <-> REPLICA synchronization: %s", strerror(errno));
-        return -1;
-    }
-    log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: receiving %s from master to disk",
-            size < 0 ? "streamed RDB" : "RDB");
+    log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: receiving %s from master to %s",
+            size < 0 ? "streamed RDB" : "RDB", k->fd >= 0 ? "disk" : "memory");
     pthread_mutex_lock(&lmu);
     sync_total = size;
     sync_read = 0;
@@ -468,7 +487,7 @@ static int receive_rdb(struct rd *r, unsigned g, const char *path)
         if (size >= 0 && (long long)n > size - got)
             n = (size_t)(size - got);
         const char *p = r->buf + r->pos;
-        if (write(fd, p, n) != (ssize_t)n) {
+        if (sink_put(k, p, n) < 0) {
             log_msg(LL_WARNING, "Write error writing to the temp file needed for synchronization: %s", strerror(errno));
             break;
         }
@@ -492,12 +511,15 @@ static int receive_rdb(struct rd *r, unsigned g, const char *path)
         if (!current(g))
             break;
         if (size < 0 && nlast == 40 && !memcmp(last, mark, 40)) {
-            if (ftruncate(fd, got - 40) == 0)
+            if (k->fd < 0) {
+                k->len -= 40;
                 rc = 0;
+            } else if (ftruncate(k->fd, got - 40) == 0) {
+                rc = 0;
+            }
             break;
         }
     }
-    close(fd);
     return rc;
 }
 
@@ -530,6 +552,16 @@ static void link_ready(struct client *c, void *arg)
     atomic_store_explicit(&last_io_ms, c->last_ms, memory_order_relaxed);
     gate_set(RG_LINK_DOWN, 0);
     replica_send_ack(c);
+}
+
+/* No key in any database (on-empty-db).  Approximate while writes run,
+ * which only a writable replica has. */
+static int dataset_empty(void)
+{
+    for (int i = 0; i < ks.ndb; i++)
+        if (db_size(i))
+            return 0;
+    return 1;
 }
 
 /* One attempt: 0 the link was handed to a worker, -1 failed (retry). */
@@ -652,9 +684,28 @@ static int sync_with_master(unsigned g, const char *host, int port)
         }
         log_msg(LL_NOTICE, "Full resync from master: %s:%lld", id, moff);
         set_state(g, RS_SYNC);
-        snprintf(path, sizeof(path), "temp-%lld.%d.rdb", (long long)time_ms(), (int)getpid());
-        if (receive_rdb(r, g, path) < 0 || !current(g))
+        /* repl-diskless-load: disabled goes through a file; on-empty-db
+         * (when nothing is loaded) and swapdb keep the payload in memory
+         * (the old data is served until it is complete). */
+        int mode = __atomic_load_n(&cfg.repl_diskless_load, __ATOMIC_RELAXED);
+        struct sink k = {.fd = -1};
+        if (mode == 0 || (mode == 1 && !dataset_empty())) {
+            snprintf(path, sizeof(path), "temp-%lld.%d.rdb", (long long)time_ms(), (int)getpid());
+            k.fd = open(path, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
+            if (k.fd < 0) {
+                log_msg(LL_WARNING, "Opening the temp file needed for MASTER <-> REPLICA synchronization: %s",
+                        strerror(errno));
+                path[0] = 0;
+                goto fail;
+            }
+        }
+        int rrc = receive_rdb(r, g, &k);
+        if (k.fd >= 0)
+            close(k.fd);
+        if (rrc < 0 || !current(g)) {
+            hk_free(k.mem);
             goto fail;
+        }
         log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Flushing old data");
         log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Loading DB in memory");
         struct rdb_load_stats ls;
@@ -662,7 +713,8 @@ static int sync_with_master(unsigned g, const char *host, int port)
         gate_set(RG_LOADING, 1);
         /* Nothing may be applied meanwhile (an old link's last commands). */
         replica_apply_lock();
-        int lrc = persist_replica_load(path, &ls, err, sizeof(err));
+        int lrc = persist_replica_load(k.fd >= 0 ? path : NULL, k.mem, k.len, &ls, err, sizeof(err));
+        hk_free(k.mem);
         if (lrc == 0) {
             repl_history_reset(id, moff);
             /* The master's stream goes on in the database its RDB names
@@ -672,7 +724,8 @@ static int sync_with_master(unsigned g, const char *host, int port)
         }
         replica_apply_unlock();
         gate_set(RG_LOADING, 0);
-        unlink(path);
+        if (path[0])
+            unlink(path);
         path[0] = 0;
         if (lrc < 0) {
             log_msg(LL_WARNING, "Failed trying to load the MASTER synchronization DB from disk: %s", err);

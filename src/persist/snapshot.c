@@ -612,7 +612,8 @@ int persist_reload(int merge, int noflush, int nosave)
     return PERSIST_OK;
 }
 
-int persist_replica_load(const char *path, struct rdb_load_stats *ls, char *err, size_t errlen)
+int persist_replica_load(const char *path, const void *mem, size_t memlen, struct rdb_load_stats *ls, char *err,
+                         size_t errlen)
 {
     int took = freeze_begin();
     if (took < 0) {
@@ -627,7 +628,17 @@ int persist_replica_load(const char *path, struct rdb_load_stats *ls, char *err,
      * DEL follows in the stream). */
     int was = db_loading;
     db_loading = 1;
-    int rc = rdb_load_file_flags(path, 0, ls, err, errlen);
+    int rc;
+    if (path) {
+        rc = rdb_load_file_flags(path, 0, ls, err, errlen);
+    } else {
+        struct rdb_in in;
+        rdb_in_init_mem(&in, mem, memlen);
+        rc = rdb_load_in(&in, ls);
+        if (rc < 0)
+            snprintf(err, errlen, "%s", in.err);
+        rdb_in_free(&in);
+    }
     db_loading = was;
     if (rc < 0) { /* a half-loaded dataset is worth nothing */
         for (int i = 0; i < cfg.databases; i++)

@@ -62,11 +62,12 @@ void persist_stop(void);
 int persist_shutdown(int save);
 
 /* A replica's full sync: freeze the keyspace, empty every database and
- * the function libraries, load the RDB at path (keys whose TTL passed are
- * kept, as a replica keeps them), thaw.  0, or -1 with err (the keyspace
- * is left empty). */
+ * the function libraries, load the RDB at path (or, path NULL, the memlen
+ * bytes at mem; keys whose TTL passed are kept, as a replica keeps them),
+ * thaw.  0, or -1 with err (the keyspace is left empty). */
 struct rdb_load_stats;
-int persist_replica_load(const char *path, struct rdb_load_stats *ls, char *err, size_t errlen);
+int persist_replica_load(const char *path, const void *mem, size_t memlen, struct rdb_load_stats *ls, char *err,
+                         size_t errlen);
 
 /* Foreground save with the keyspace frozen by the caller (all locks held,
  * or no workers running): 0 / -1 (logged). */

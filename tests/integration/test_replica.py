@@ -216,10 +216,11 @@ def test_partial_resync_and_chain():
         r1 = hotkv("--replicaof", "127.0.0.1", str(m.port))
         r1c = raw(r1.port)
         assert wait_until(lambda: synced(r1c, mc), timeout=15), logtext(r1)
-        r2 = hotkv("--replicaof", "127.0.0.1", str(r1.port))
+        r2 = hotkv("--replicaof", "127.0.0.1", str(r1.port), "--repl-diskless-load", "swapdb")
         r2c = raw(r2.port)
         assert wait_until(lambda: synced(r2c, r1c), timeout=15), logtext(r2)
         assert info(r2c)["master_replid"] == info(mc)["master_replid"]
+        assert "receiving streamed RDB from master to memory" in logtext(r2)
         run_workers(m.port, 4, 400, 500)
         same_data(m.port, [r1.port, r2.port])
         full = stat(mc, "sync_full")
@@ -246,10 +247,11 @@ def test_promotion_and_the_others_follow():
     try:
         mc = raw(m.port)
         fill(m.port, 800, 21)
-        r1 = hotkv("--replicaof", "127.0.0.1", str(m.port))
+        r1 = hotkv("--replicaof", "127.0.0.1", str(m.port), "--repl-diskless-load", "on-empty-db")
         r2 = hotkv("--replicaof", "127.0.0.1", str(m.port))
         r1c, r2c = raw(r1.port), raw(r2.port)
         assert wait_until(lambda: synced(r1c, mc) and synced(r2c, mc), timeout=15)
+        assert "to memory" in logtext(r1) and "to disk" in logtext(r2)
         run_workers(m.port, 3, 300, 700)
         same_data(m.port, [r1.port, r2.port])
         old_id = info(mc)["master_replid"]
