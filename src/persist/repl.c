@@ -371,6 +371,9 @@ static void drop(struct replica *r, const char *why)
     log_msg(LL_NOTICE, "Connection with replica %s:%d lost%s%s.", r->h.ip, r->h.listening_port, why ? ": " : "",
             why ? why : "");
     epoll_ctl(epfd, EPOLL_CTL_DEL, r->fd, NULL);
+    /* The connection ends now, for a fork child writing to it too (its
+     * writes fail): the replica sees the cut at once. */
+    shutdown(r->fd, SHUT_RDWR);
     pthread_mutex_lock(&mu);
     r->gone = 1;
     pthread_mutex_unlock(&mu);

@@ -570,3 +570,33 @@ def test_becoming_a_replica_unblocks_blocked_clients():
     finally:
         for s in (a, b):
             assert s.stop() == 0
+
+
+def test_cut_during_full_sync_restarts_cleanly():
+    """The link breaks while the RDB is on its way (the master drops the
+    replica): the replica throws the partial payload away, dials again and
+    completes a second full sync; nothing is left in its directory."""
+    m = hotkv()
+    r = None
+    try:
+        mc = raw(m.port)
+        p = mc.pipeline(transaction=False)
+        for i in range(2000):
+            p.execute_command("SET", "k:%d" % i, "v%d" % i)
+        p.execute()
+        mc.execute_command("CONFIG", "SET", "rdb-key-save-delay", "300")  # ~0.6 s of snapshot
+        r = hotkv("--replicaof", "127.0.0.1", str(m.port))
+        rc = raw(r.port)
+        assert wait_until(lambda: info(rc).get("master_sync_in_progress") == "1", timeout=5)
+        time.sleep(0.2)
+        assert mc.execute_command("CLIENT", "KILL", "TYPE", "replica") == 1
+        assert wait_until(lambda: "I/O error trying to sync with MASTER" in logtext(r), timeout=10), logtext(r)
+        mc.execute_command("CONFIG", "SET", "rdb-key-save-delay", "0")
+        assert wait_until(lambda: synced(rc, mc), timeout=15), logtext(r)
+        assert stat(mc, "sync_full") == 2
+        same_data(m.port, [r.port])
+        assert not [f for f in os.listdir(r.dir) if f.startswith("temp-")]
+    finally:
+        for s in (r, m):
+            if s:
+                assert s.stop() == 0
