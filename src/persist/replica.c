@@ -33,6 +33,7 @@
 #include "../net/worker.h"
 #include "../proto/reply.h"
 #include "../server.h"
+#include "aof.h"
 #include "rdb.h"
 #include "repl.h"
 #include "resp_enc.h"
@@ -78,6 +79,17 @@ static unsigned apply_gen;
  * (the link always lives there). */
 static char *txb;
 static size_t txlen, txcap;
+/* FACK (WAITAOF on our master): with the AOF on, (offset reached, AOF
+ * bytes fed then) after each applied command that fed the AOF, oldest
+ * first; an ACK reports the furthest offset whose bytes are fsynced.
+ * Worker 0's. */
+#define FACK_RING 1024
+static struct {
+    long long off;
+    unsigned long long aofb;
+} fring[FACK_RING];
+static int fhead, fcount;
+static long long fack;
 
 static _Thread_local int apply_depth;
 static int stream_db; /* apply_mu */
@@ -537,6 +549,7 @@ static void link_ready(struct client *c, void *arg)
         mc_id = c->id;
         atomic_store(&apply_client, c);
         txlen = 0;
+        fhead = fcount = 0;
     }
     pthread_mutex_unlock(&lmu);
     c->authenticated = 1;
@@ -871,17 +884,50 @@ void replica_apply_end(struct client *c, const char *p, size_t n, int in_tx)
     }
     if (!in_tx)
         stream_db = c->db;
+    if (n && !in_tx && atomic_load_explicit(&aof_active, memory_order_relaxed)) {
+        unsigned long long fed = atomic_load_explicit(&aof_fed_bytes, memory_order_relaxed);
+        long long off = repl_offset(NULL);
+        int last = (fhead + fcount - 1) % FACK_RING;
+        if (fcount && fring[last].aofb == fed) {
+            fring[last].off = off; /* nothing more fed to the AOF: same bytes cover it */
+        } else if (fcount == FACK_RING) {
+            fring[last].off = off; /* full: merge into the newest (a later FACK, never a wrong one) */
+            fring[last].aofb = fed;
+        } else {
+            int at = (fhead + fcount++) % FACK_RING;
+            fring[at].off = off;
+            fring[at].aofb = fed;
+        }
+    }
     atomic_store_explicit(&last_io_ms, c->last_ms, memory_order_relaxed);
     replica_apply_unlock();
 }
 
 void replica_send_ack(struct client *c)
 {
-    char num[32], out[96];
-    int nl = snprintf(num, sizeof(num), "%lld", repl_offset(NULL));
-    const char *av[3] = {"REPLCONF", "ACK", num};
-    size_t al[3] = {8, 3, (size_t)nl};
-    char *e = put_cmd(out, 3, av, al);
+    char num[32], fnum[32], out[160];
+    long long off = repl_offset(NULL);
+    int nl = snprintf(num, sizeof(num), "%lld", off);
+    const char *av[5] = {"REPLCONF", "ACK", num, "FACK", fnum};
+    size_t al[5] = {8, 3, (size_t)nl, 4, 0};
+    int argc = 3;
+    if (atomic_load_explicit(&aof_active, memory_order_relaxed)) {
+        /* FACK: how far the AOF has fsynced what we applied. */
+        unsigned long long synced = atomic_load_explicit(&aof_synced_bytes, memory_order_acquire);
+        while (fcount && fring[fhead].aofb <= synced) {
+            fack = fring[fhead].off;
+            fhead = (fhead + 1) % FACK_RING;
+            fcount--;
+        }
+        if (!fcount)
+            fack = off;
+        al[4] = (size_t)snprintf(fnum, sizeof(fnum), "%lld", fack);
+        argc = 5;
+    } else {
+        fhead = fcount = 0;
+        fack = off;
+    }
+    char *e = put_cmd(out, argc, av, al);
     int m = c->out.muted;
     c->out.muted = 0;
     reply_raw(&c->out, out, (size_t)(e - out));

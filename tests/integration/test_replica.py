@@ -600,3 +600,26 @@ def test_cut_during_full_sync_restarts_cleanly():
         for s in (r, m):
             if s:
                 assert s.stop() == 0
+
+
+def test_waitaof_counts_a_hotkv_replica_with_an_aof():
+    """A HotKV replica with appendonly yes sends FACK (its AOF's fsynced
+    offset): WAITAOF's replica count includes it; one without an AOF
+    never counts."""
+    m = hotkv()
+    r1 = r2 = None
+    try:
+        mc = raw(m.port)
+        r1 = hotkv("--replicaof", "127.0.0.1", str(m.port), "--appendonly", "yes", "--appendfsync", "always")
+        r2 = hotkv("--replicaof", "127.0.0.1", str(m.port))
+        assert wait_until(lambda: synced(raw(r1.port), mc) and synced(raw(r2.port), mc), timeout=15)
+        mc.execute_command("SET", "k", "v")
+        assert mc.execute_command("WAIT", 2, 2000) == 2
+        assert mc.execute_command("WAITAOF", 0, 1, 3000) == [0, 1]
+        t0 = time.time()
+        assert mc.execute_command("WAITAOF", 0, 2, 300) == [0, 1]  # r2 has no AOF: the timeout
+        assert time.time() - t0 >= 0.25
+    finally:
+        for s in (r2, r1, m):
+            if s:
+                assert s.stop() == 0
