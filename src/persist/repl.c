@@ -39,6 +39,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -105,6 +106,7 @@ static uint64_t snap_off; /* the offset a running child's RDB stands for */
  * nothing more and is dropped, so it reconnects and PSYNCs again. */
 static unsigned hist_gen;
 static int drop_all; /* CLIENT KILL TYPE replica, REPLICAOF: drop every replica */
+static struct blk *graveyard; /* blocks of a restarted buffer, for the thread to free */
 
 atomic_int repl_role_replica;
 
@@ -764,20 +766,35 @@ static void read_replica(struct replica *r)
 }
 
 /* Send what an online replica has not had yet, as far as its socket takes. */
+/* Straight from the blocks (writev, no copy): the bytes below a block's
+ * `used` never change, and blocks are freed only by this thread
+ * (housekeeping, and the graveyard of a history reset), so they are read
+ * without the lock once `used` was read under it. */
+#define WRITE_IOV 16
 static void write_replica(struct replica *r, char *chunk)
 {
+    (void)chunk;
     for (;;) {
         size_t n = 0;
+        struct iovec iov[WRITE_IOV];
+        int niov = 0;
         pthread_mutex_lock(&mu);
         struct blk *b = r->gen == hist_gen ? head : NULL;
         while (b && b->start + b->used <= r->sent)
             b = b->next;
         if (b && r->sent >= b->start) {
             size_t at = (size_t)(r->sent - b->start);
-            n = b->used - at;
-            if (n > BLK)
-                n = BLK;
-            memcpy(chunk, b->data + at, n);
+            for (; b && niov < WRITE_IOV; b = b->next, at = 0) {
+                size_t k = b->used - at;
+                if (!k)
+                    break;
+                iov[niov].iov_base = b->data + at;
+                iov[niov].iov_len = k;
+                niov++;
+                n += k;
+                if (b->used < BLK)
+                    break; /* the tail: nothing after it yet */
+            }
         }
         pthread_mutex_unlock(&mu);
         if (!n) {
@@ -785,7 +802,8 @@ static void write_replica(struct replica *r, char *chunk)
                 ep_set(r, 0);
             return;
         }
-        ssize_t w = send(r->fd, chunk, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)niov};
+        ssize_t w = sendmsg(r->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -908,6 +926,11 @@ static void housekeeping(long long now)
     }
     /* Close and free the gone ones. */
     pthread_mutex_lock(&mu);
+    while (graveyard) {
+        struct blk *b = graveyard;
+        graveyard = b->next;
+        hk_free(b);
+    }
     for (struct replica **pp = &replicas; *pp;) {
         struct replica *r = *pp;
         if (r->gone && r->state != R_CHILD) { /* the child may still write to it */
@@ -921,7 +944,7 @@ static void housekeeping(long long now)
     uint64_t bsize = (uint64_t)__atomic_load_n(&cfg.repl_backlog_size, __ATOMIC_RELAXED);
     uint64_t keep = off > bsize ? off - bsize : 0;
     for (struct replica *r = replicas; r; r = r->next)
-        if (r->state != R_WAIT_FORK && r->gen == hist_gen && r->sent < keep)
+        if (!r->gone && r->state != R_WAIT_FORK && r->gen == hist_gen && r->sent < keep)
             keep = r->sent;
     while (head && head->next && head->start + head->used <= keep) {
         struct blk *b = head;
@@ -1251,10 +1274,11 @@ void repl_feed_raw(const char *p, size_t n, unsigned gen)
 /* Empty the buffer; the next byte fed has offset at + 1 (mu held). */
 static void buffer_restart_locked(uint64_t at)
 {
-    while (head) {
-        struct blk *b = head;
-        head = b->next;
-        hk_free(b);
+    /* Freed by the replication thread (it may be sending from them). */
+    if (head) {
+        tail->next = graveyard;
+        graveyard = head;
+        head = NULL;
     }
     tail = NULL;
     buffer_bytes = 0;
