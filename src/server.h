@@ -57,6 +57,7 @@ struct config {
     long long repl_backlog_ttl;
     int replica_read_only, replica_serve_stale_data, replica_ignore_maxmemory, replica_priority;
     int replica_announce_port, replica_announced, repl_diskless_load, replica_lazy_flush;
+    int replica_ignore_disk_write_errors;
     char *logfile;
     int loglevel;
     int daemonize;

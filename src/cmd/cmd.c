@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/log.h"
 #include "../base/mem.h"
 #include "../base/util.h"
 #include "acl.h"
@@ -387,6 +388,19 @@ run:
         const char *misconf = persist_write_error();
         if (!misconf)
             misconf = aof_write_error();
+        if (misconf && (c->flags & CF_MASTER)) {
+            /* The master's stream is never refused (the replica would
+             * diverge): applied anyway with replica-ignore-disk-write-
+             * errors, else the link is dropped until the disk works (Redis
+             * panics instead). */
+            if (cmd->fn != ping_command && !__atomic_load_n(&cfg.replica_ignore_disk_write_errors, __ATOMIC_RELAXED)) {
+                log_msg(LL_WARNING, "Replica was unable to write command to disk: disconnecting from the master "
+                                    "(replica-ignore-disk-write-errors no)");
+                client_close_asap(c); /* not run: its bytes stay out of the history */
+                goto done;
+            }
+            misconf = NULL;
+        }
         if (misconf) {
             reply_error(&c->out, misconf);
             goto rejected;

@@ -637,7 +637,8 @@ void repl_master_execute(struct client *c)
     db_master_apply = 1;
     cmd_execute(c);
     db_master_apply = 0;
-    /* The bytes of a command that ran (a paused one runs later). */
-    size_t n = c->flags & CF_POSTPONED ? 0 : c->parser.consumed;
+    /* The bytes of a command that ran (a paused one runs later; one that
+     * closed the link, a disk error, never does). */
+    size_t n = c->flags & (CF_POSTPONED | CF_CLOSE_ASAP) ? 0 : c->parser.consumed;
     replica_apply_end(c, c->qbuf + c->qpos, n, c->ms && multi_in_progress(c));
 }

@@ -623,3 +623,38 @@ def test_waitaof_counts_a_hotkv_replica_with_an_aof():
         for s in (r2, r1, m):
             if s:
                 assert s.stop() == 0
+
+
+def test_disk_write_errors_on_a_replica():
+    """A replica whose last save failed (MISCONF for its clients) never
+    refuses its master's stream silently: with replica-ignore-disk-write-
+    errors no it drops the link (applies nothing) until the disk works;
+    with yes it applies the stream anyway."""
+    m = hotkv()
+    r = None
+    try:
+        mc = raw(m.port)
+        r = hotkv("--replicaof", "127.0.0.1", str(m.port), "--save", "3600 1")  # MISCONF needs a save point
+        rc = raw(r.port)
+        assert wait_until(lambda: synced(rc, mc), timeout=15)
+        gone = os.path.join(r.dir, "gone")
+        os.mkdir(gone)
+        rc.execute_command("CONFIG", "SET", "dir", gone)
+        os.rmdir(gone)
+        rc.execute_command("BGSAVE")
+        assert wait_until(lambda: "rdb_last_bgsave_status:err" in rc.execute_command("INFO", "persistence"),
+                          timeout=10)
+        mc.execute_command("SET", "a", "1")
+        assert wait_until(lambda: "unable to write command to disk" in logtext(r), timeout=5), logtext(r)
+        assert rc.execute_command("GET", "a") is None
+        rc.execute_command("CONFIG", "SET", "replica-ignore-disk-write-errors", "yes")
+        assert wait_until(lambda: synced(rc, mc) and rc.execute_command("GET", "a") == "1", timeout=10), logtext(r)
+        with pytest.raises(redis.ResponseError, match="^MISCONF"):
+            rc.execute_command("PING")
+        rc.execute_command("CONFIG", "SET", "dir", r.dir)
+        assert rc.execute_command("SAVE") == "OK"
+        rc.execute_command("CONFIG", "SET", "save", "")
+    finally:
+        for s in (r, m):
+            if s:
+                assert s.stop() == 0
