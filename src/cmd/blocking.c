@@ -768,8 +768,9 @@ void blocking_unblock_all(struct worker *wk, void *unused)
     /* cancel() only queues the client to resume: the list stays walkable. */
     for (struct waiter *w = *h, *nx; w; w = nx) {
         nx = w->bnext;
-        if (cancel(w->c, 3))
-            client_unblocked(w->c);
+        struct client *c = w->c; /* cancel() frees w */
+        if (cancel(c, 3))
+            client_unblocked(c);
     }
 }
 
