@@ -1325,6 +1325,22 @@ static int rw_param_lines(const struct param *p, char ***out)
     int n = 0;
     char **lines = NULL;
     param_get(p, val, sizeof(val));
+    if (p->set == set_replicaof) {
+        /* As Redis writes it: "replicaof <host> <port>" unquoted (a
+         * quoted "host port" is one argument to other readers), and no
+         * line at all on a master (REPLICAOF NO ONE before the rewrite,
+         * as Sentinel's promotion does: `replicaof ""` would not load). */
+        *out = NULL;
+        if (!val[0])
+            return 0;
+        struct sbuf_rw b = {0};
+        sb_rw(&b, p->name, strlen(p->name));
+        sb_rw(&b, " ", 1);
+        sb_rw(&b, val, strlen(val));
+        *out = hk_malloc(sizeof(char *));
+        (*out)[0] = b.p;
+        return 1;
+    }
     int per_pair = !strcmp(p->name, "save"), per_class = !strcmp(p->name, "client-output-buffer-limit");
     if ((per_pair || per_class) && val[0]) {
         /* Split the CONFIG GET text into groups of 2 (save) or 4 words. */
