@@ -628,6 +628,12 @@ void replicaof_command(struct client *c)
 
 void repl_master_execute(struct client *c)
 {
+    /* A script past busy-reply-threshold: the stream waits, unconsumed
+     * (it would get BUSY and be lost); replica_cron resumes it. */
+    if (atomic_load_explicit(&script_busy, memory_order_relaxed)) {
+        c->flags |= CF_HELD;
+        return;
+    }
     if (!replica_apply_begin(c)) {
         /* Not (or no longer) the link: REPLICAOF replaced it. */
         c->out.muted = 1;

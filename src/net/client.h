@@ -38,7 +38,8 @@
 #define CF_MONITOR 0x100000      /* in MONITOR mode (cmd/monitor.h; state in c->mon) */
 #define CF_POSTPONED 0x80000     /* its command waits unrun and unconsumed in qbuf (CLIENT PAUSE: cmd/pause.h) */
 #define CF_ERR_COUNTED 0x200000
-#define CF_MASTER 0x400000       /* this replica's link to its master: runs the stream, replies muted (persist/replica.h) */  /* the error reply just written was counted already (a script passing on redis.call's error) */
+#define CF_MASTER 0x400000       /* this replica's link to its master: runs the stream, replies muted (persist/replica.h) */
+#define CF_HELD 0x800000         /* like CF_POSTPONED, but on no pause list: the master's stream waits for a busy script */  /* the error reply just written was counted already (a script passing on redis.call's error) */
 
 struct worker;
 struct cmd;

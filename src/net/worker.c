@@ -705,7 +705,8 @@ static void process_input(struct client *c)
 {
     c->w->now_us = time_us();
     c->last_ms = c->w->now_us / 1000;
-    while (c->qpos < c->qlen && !(c->flags & (CF_CLOSE_AFTER_REPLY | CF_CLOSE_ASAP | CF_BLOCKED | CF_POSTPONED))) {
+    while (c->qpos < c->qlen &&
+           !(c->flags & (CF_CLOSE_AFTER_REPLY | CF_CLOSE_ASAP | CF_BLOCKED | CF_POSTPONED | CF_HELD))) {
         if (c->out.len - c->sent > OBUF_PAUSE) {
             if (!(c->flags & CF_READ_PAUSED)) {
                 c->flags |= CF_READ_PAUSED;
@@ -724,7 +725,7 @@ static void process_input(struct client *c)
         if (c->parser.argc > 0) {
             set_args(c);
             net_hooks.execute(c);
-            if (HK_UNLIKELY(c->flags & CF_POSTPONED)) {
+            if (HK_UNLIKELY(c->flags & (CF_POSTPONED | CF_HELD))) {
                 /* Not run (a pause): it stays in qbuf, parsed again when
                  * the client is resumed (client_unblocked). */
                 resp_parser_reset(&c->parser);
@@ -1714,7 +1715,7 @@ static void qbuf_cron(struct client *c, long long now)
 {
     size_t peak = c->qbuf_peak;
     c->qbuf_peak = c->qlen;
-    if (c->qlen || !c->qcap || c->blocked || (c->flags & (CF_POSTPONED | CF_EXECUTING)))
+    if (c->qlen || !c->qcap || c->blocked || (c->flags & (CF_POSTPONED | CF_HELD | CF_EXECUTING)))
         return;
     if (now - c->last_ms > 2000) {
         hk_free(c->qbuf);

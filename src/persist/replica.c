@@ -967,6 +967,10 @@ void replica_cron(struct worker *w)
     pthread_mutex_unlock(&lmu);
     if (!c)
         return;
+    if ((c->flags & CF_HELD) && !atomic_load(&script_busy)) {
+        c->flags &= ~CF_HELD; /* the busy script ended: the stream goes on */
+        client_unblocked(c);
+    }
     long long now = time_ms();
     static _Thread_local long long last_ack;
     if (now - last_ack >= 1000) {

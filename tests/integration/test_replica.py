@@ -658,3 +658,38 @@ def test_disk_write_errors_on_a_replica():
         for s in (r, m):
             if s:
                 assert s.stop() == 0
+
+
+def test_stream_waits_for_a_busy_script():
+    """A script running past busy-reply-threshold on the replica: the
+    master's stream is not answered BUSY and lost, it waits and runs when
+    the script ends."""
+    m = hotkv()
+    r = None
+    try:
+        mc = raw(m.port)
+        r = hotkv("--replicaof", "127.0.0.1", str(m.port), "--busy-reply-threshold", "100")
+        rc = raw(r.port)
+        assert wait_until(lambda: synced(rc, mc), timeout=15)
+        done = []
+
+        def busy():
+            c = raw(r.port)
+            c.execute_command("EVAL", "local s = redis.call('TIME')[1] + 0; "
+                              "while redis.call('TIME')[1] + 0 < s + 2 do end; return 1", 0)
+            done.append(1)
+
+        t = threading.Thread(target=busy)
+        t.start()
+        time.sleep(0.4)  # the script is busy now
+        with pytest.raises(redis.ResponseError, match="BUSY"):
+            rc.execute_command("GET", "x")
+        for i in range(50):
+            mc.execute_command("INCR", "n")
+        t.join(10)
+        assert done == [1]
+        assert wait_until(lambda: synced(rc, mc) and rc.execute_command("GET", "n") == "50", timeout=10), logtext(r)
+    finally:
+        for s in (r, m):
+            if s:
+                assert s.stop() == 0
