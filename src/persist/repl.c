@@ -1046,16 +1046,21 @@ static void *repl_main(void *arg)
          * 10 ms (feeds from a thread that does not kick), else every
          * 100 ms.  New replicas and the child's end wake it too. */
         int work = 0, online = 0;
-        atomic_store(&repl_sleeping, 1);
         pthread_mutex_lock(&mu);
         work = adopted != NULL || child_finished;
-        for (struct replica *r = replicas; r; r = r->next) {
-            int on = r->state == R_ONLINE && !r->gone;
-            online |= on;
-            if (on && !r->out_armed && r->gen == hist_gen && r->sent < off)
-                work = 1;
-        }
+        for (struct replica *r = replicas; r; r = r->next)
+            online |= r->state == R_ONLINE && !r->gone;
         pthread_mutex_unlock(&mu);
+        /* Only with an online replica to feed is the thread woken (no
+         * wake-ups for a backlog nobody reads, e.g. on a replica). */
+        if (online && !work) {
+            atomic_store(&repl_sleeping, 1);
+            pthread_mutex_lock(&mu);
+            for (struct replica *r = replicas; r; r = r->next)
+                if (r->state == R_ONLINE && !r->gone && !r->out_armed && r->gen == hist_gen && r->sent < off)
+                    work = 1;
+            pthread_mutex_unlock(&mu);
+        }
         int n = epoll_wait(epfd, evs, 64, work ? 0 : online ? 10 : 100);
         atomic_store(&repl_sleeping, 0);
         for (int i = 0; i < n; i++) {
