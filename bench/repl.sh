@@ -20,10 +20,13 @@
 # The master is pinned to core SERVER_CPU, the load generator and the
 # replicas to LOAD_CPU (a 2-core machine has no third core: the replicas'
 # work competes with the load generator alike for both kinds).
+# REPLICA_NICE (default 0) runs the replicas at that nice level, for both
+# kinds: with 19 the load generator keeps its core, which isolates the
+# master's own cost of feeding replicas from the replicas' CPU.
 #
 # usage: bench/repl.sh [-o REPORT.md]
 #   KEYS (1000000), VSIZE (256), SECS (5), ROUNDS (3), LAG_RATE (50000),
-#   LAG_PROBES (300), HOTKV_BIN (build/hotkv-server), GEN_BIN
+#   LAG_PROBES (300), REPLICA_NICE (0), HOTKV_BIN (build/hotkv-server), GEN_BIN
 #   (build/hotkv-benchmark), REDIS_BIN (redis-server), SERVER_CPU (0),
 #   LOAD_CPU (1)
 set -euo pipefail
@@ -39,7 +42,7 @@ done
 log() { printf '%s %s\n' "$(date +%T)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 KEYS=${KEYS:-1000000} VSIZE=${VSIZE:-256} SECS=${SECS:-5} ROUNDS=${ROUNDS:-3}
-LAG_RATE=${LAG_RATE:-50000} LAG_PROBES=${LAG_PROBES:-300}
+LAG_RATE=${LAG_RATE:-50000} LAG_PROBES=${LAG_PROBES:-300} REPLICA_NICE=${REPLICA_NICE:-0}
 SERVER_CPU=${SERVER_CPU:-0} LOAD_CPU=${LOAD_CPU:-1}
 HOTKV=$(realpath "${HOTKV_BIN:-build/hotkv-server}") GEN=$(realpath "${GEN_BIN:-build/hotkv-benchmark}")
 REDIS=${REDIS_BIN:-redis-server} RCLI=redis-cli PY=/usr/bin/python3
@@ -56,7 +59,7 @@ launch() {
     local port
     port=$(free_port) || die "no free port"
     mkdir -p "$W/run/$label"
-    (cd "$W/run/$label" && exec taskset -c "$core" "$bin" --port "$port" --bind 127.0.0.1 --save "" --appendonly no "$@") \
+    (cd "$W/run/$label" && exec nice -n "${NICE:-0}" taskset -c "$core" "$bin" --port "$port" --bind 127.0.0.1 --save "" --appendonly no "$@") \
         >"$W/$label.log" 2>&1 </dev/null &
     SERVER_PIDS+=("$!")
     LAUNCHED_PID=$!
@@ -78,9 +81,9 @@ synced() {  # REPLICA_PORT -> true once the link is up and the sync done
 replica() {
     local kind=$1 core=$2 label=$3 mport=$4
     if [ "$kind" = hotkv ]; then
-        launch "$HOTKV" "$core" "$label" --threads 1 --replicaof 127.0.0.1 "$mport"
+        NICE=$REPLICA_NICE launch "$HOTKV" "$core" "$label" --threads 1 --replicaof 127.0.0.1 "$mport"
     else
-        launch "$REDIS" "$core" "$label" --replicaof 127.0.0.1 "$mport"
+        NICE=$REPLICA_NICE launch "$REDIS" "$core" "$label" --replicaof 127.0.0.1 "$mport"
     fi
 }
 
@@ -179,16 +182,16 @@ PYEOF
 done
 
 "$PY" - "$RES" "$KEYS" "$VSIZE" "$SECS" "$ROUNDS" "$(git rev-parse --short HEAD)$(git diff --quiet || echo ', tree modified')" \
-    "$($REDIS --version | awk '{print $3}')" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$LAG_RATE" "$LAG_PROBES" >"$W/report.md" <<'PYEOF'
+    "$($REDIS --version | awk '{print $3}')" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$LAG_RATE" "$LAG_PROBES" "$REPLICA_NICE" >"$W/report.md" <<'PYEOF'
 import statistics, sys
-res, keys, vsize, secs, rounds, rev, rver, ncpu, load, lag_rate, lag_probes = sys.argv[1:12]
+res, keys, vsize, secs, rounds, rev, rver, ncpu, load, lag_rate, lag_probes, rnice = sys.argv[1:13]
 d = {}
 for line in open(res):
     r, kind, what, v = line.split()
     d.setdefault((kind, what), []).append(float(v))
 med = lambda k: statistics.median(d[k]) if k in d else 0
 print("# Replication: HotKV -> HotKV against redis-server -> redis-server\n")
-print("Command: `bench/repl.sh` (KEYS=%s VSIZE=%s SECS=%s ROUNDS=%s; lag at LAG_RATE=%s SET/s, %s probes)  " % (keys, vsize, secs, rounds, lag_rate, lag_probes))
+print("Command: `bench/repl.sh` (KEYS=%s VSIZE=%s SECS=%s ROUNDS=%s REPLICA_NICE=%s; lag at LAG_RATE=%s SET/s, %s probes)  " % (keys, vsize, secs, rounds, rnice, lag_rate, lag_probes))
 print("HotKV %s `--threads 1` (master and replicas); redis-server %s (master and replicas).  Machine: %s cores, load %s at the end; "
       "master on one core, load generator and replicas on the other.  Medians over %s rounds.\n" % (rev, rver, ncpu, load, rounds))
 print("| measure | HotKV | redis-server | HotKV / redis |")
