@@ -48,6 +48,11 @@ IS_REDIS = MODE == "redis"
 # seconds, run on the release build only, to keep `make test` short.
 IS_SANITIZER = any(d in os.environ.get("HOTKV_BIN", "") for d in ("build-address", "build-thread"))
 release_only = pytest.mark.skipif(IS_SANITIZER, reason="statistical/timing test: release build only")
+# Long tests of single-threaded logic (a data structure against Redis,
+# replaying files): the release and ASan tiers run them, TSan (which looks
+# for races) does not.
+IS_TSAN = "build-thread" in os.environ.get("HOTKV_BIN", "")
+not_tsan = pytest.mark.skipif(IS_TSAN, reason="single-threaded logic: release and ASan tiers")
 
 
 class RawConn:

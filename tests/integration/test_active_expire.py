@@ -35,7 +35,7 @@ import time
 
 import pytest
 
-from helpers import IS_REDIS, Server
+from helpers import IS_REDIS, Server, release_only
 
 TTL_LO, TTL_HI = 2000, 4999  # ms
 
@@ -146,6 +146,7 @@ def run_mass_expiry(n, bound_s, threads=2):
     assert rc == 0, "server exited with %s, see %s" % (rc, srv.dir)
 
 
+@release_only  # the sweep's effectiveness (statistics); the other expiry tests run everywhere
 def test_active_expiry_200k_keys():
     run_mass_expiry(200000, bound_s=10)
 

@@ -22,7 +22,7 @@ import time
 import pytest
 import redis
 
-from helpers import MODE
+from helpers import MODE, release_only
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.environ.get("HOTKV_BIN", os.path.join(ROOT, "build", "hotkv-server"))
@@ -850,6 +850,7 @@ class Writer(threading.Thread):
 
 
 @hotkv_only
+@release_only  # kill -9 durability: a sanitizer build's slowness changes nothing it checks
 def test_crash_always_acknowledged_writes_survive(servers, tmpdir_aof):
     """appendfsync always, 8 writer threads x 3 connections, server with 4
     threads; kill -9 at random moments, restart, every acknowledged write

@@ -22,6 +22,7 @@ import pytest
 import redis
 
 from conftest import MODE, Resp, Server, free_port
+from helpers import not_tsan
 
 IS_REDIS = MODE == "redis"
 NOT_HLL = "WRONGTYPE Key is not a valid HyperLogLog string value."
@@ -478,6 +479,7 @@ def _check_same(c, rc, keys):
     assert p.execute() == q.execute()
 
 
+@not_tsan
 def test_random_sequences_match_redis(c, rc):
     rnd = random.Random(17)
     pool = [str(i) for i in range(30000)]

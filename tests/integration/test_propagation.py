@@ -30,7 +30,7 @@ import time
 import pytest
 import redis
 
-from helpers import MODE
+from helpers import MODE, not_tsan
 
 pytestmark = pytest.mark.skipif(MODE == "redis", reason="reads hotkv's AOF layout and timing")
 
@@ -906,6 +906,7 @@ def functions(c):
 SEEDS = [int(x) for x in os.environ.get("PROP_SEEDS", "1,2").split(",")]
 
 
+@not_tsan
 @pytest.mark.parametrize("seed", SEEDS)
 def test_differential_restart_from_aof(seed):
     d = tempfile.mkdtemp(prefix="hotkv-prop-diff-")

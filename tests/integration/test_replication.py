@@ -327,8 +327,12 @@ def test_slow_replica_cut_at_its_output_limit(master):
         r.proc.send_signal(signal.SIGSTOP)
         try:
             t0 = time.time()
-            for i in range(1000):  # 1 MB the replica does not read: far over 256 KB
-                m.execute_command("SET", "s:%d" % i, "y" * 1000)
+            # 16 MB the replica does not read: far over 256 KB, and over
+            # what the loopback socket's buffers (both ends) can absorb.
+            p = m.pipeline(transaction=False)
+            for i in range(4000):
+                p.execute_command("SET", "s:%d" % i, "y" * 4000)
+            p.execute()
             assert time.time() - t0 < 10  # the master's clients never wait for the replica
             assert wait_until(lambda: master_info(m)["connected_slaves"] == "0", timeout=10), master_info(m)
         finally:
