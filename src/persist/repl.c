@@ -334,8 +334,9 @@ int repl_adopt(int fd, const struct repl_hello *h, const char *id, long long off
 }
 
 /* ------------------------------------------------------------- thread --- */
-static int send_all(int fd, const char *p, size_t n)
+int repl_send_all(int fd, const void *buf, size_t n)
 {
+    const char *p = buf;
     while (n) {
         ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
         if (w < 0 && errno == EINTR)
@@ -444,7 +445,7 @@ static void take_adopted(void)
         r->next = replicas;
         replicas = r;
         pthread_mutex_unlock(&mu);
-        if (cont && send_all(r->fd, reply, strlen(reply)) < 0)
+        if (cont && repl_send_all(r->fd, reply, strlen(reply)) < 0)
             drop(r, strerror(errno));
     }
 }
@@ -518,7 +519,7 @@ static void child_main(struct fork_ctx *f)
         random_id(mark);
         int n = snprintf(head_line, sizeof(head_line), "+FULLRESYNC %s %llu\r\n$EOF:%s\r\n", f->id,
                          (unsigned long long)f->at, mark);
-        if (send_all(fd, head_line, (size_t)n) < 0)
+        if (repl_send_all(fd, head_line, (size_t)n) < 0)
             continue;
         struct rdb_out out;
         rdb_out_init_fd(&out, fd);
@@ -526,7 +527,7 @@ static void child_main(struct fork_ctx *f)
         if (rc == 0)
             rc = rdb_out_flush(&out);
         rdb_out_free(&out);
-        if (rc == 0 && send_all(fd, mark, 40) == 0)
+        if (rc == 0 && repl_send_all(fd, mark, 40) == 0)
             sent++;
     }
     persist_child_exit(sent > 0 || f->n == 0 ? 0 : 1);
@@ -583,7 +584,7 @@ static void maybe_fork(long long now)
         char line[128];
         int n = snprintf(line, sizeof(line), "+FULLRESYNC %s %llu\r\n", f.id, (unsigned long long)f.at);
         for (struct replica *r = replicas; r; r = r->next)
-            if (r->state == R_CHILD && r->disk && !r->gone && send_all(r->fd, line, (size_t)n) < 0)
+            if (r->state == R_CHILD && r->disk && !r->gone && repl_send_all(r->fd, line, (size_t)n) < 0)
                 drop(r, strerror(errno));
     }
 }

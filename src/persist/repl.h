@@ -55,6 +55,9 @@ void repl_history_shift(void);
 /* The offset of the last byte of the history (master_repl_offset) and
  * whether a backlog exists (a PSYNC can name our history). */
 long long repl_offset(int *have_backlog);
+/* Write all n bytes to a blocking socket (no SIGPIPE): 0, or -1 with
+ * errno (the link thread's handshake, the fork child's transfer). */
+int repl_send_all(int fd, const void *buf, size_t n);
 /* Drop every replica of ours (they reconnect and PSYNC): how many. */
 int repl_drop_replicas(void);
 

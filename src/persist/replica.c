@@ -335,20 +335,6 @@ static int read_line(struct rd *r, char *out, size_t cap)
     return 0;
 }
 
-static int send_all(int fd, const char *p, size_t n)
-{
-    while (n) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 static int send_cmd(int fd, int argc, const char *const *argv)
 {
     size_t lens[8];
@@ -357,7 +343,7 @@ static int send_cmd(int fd, int argc, const char *const *argv)
     size_t n = cmd_bytes(argc, lens);
     char *b = hk_malloc(n);
     put_cmd(b, argc, argv, lens);
-    int rc = send_all(fd, b, n);
+    int rc = repl_send_all(fd, b, n);
     hk_free(b);
     return rc;
 }
@@ -1025,14 +1011,11 @@ size_t replica_info(char *buf, size_t cap)
 int replica_role(char *host, size_t cap, int *port, const char **st, long long *off)
 {
     long long o = repl_offset(NULL);
+    if (!replica_master(host, cap, port))
+        return 0;
     pthread_mutex_lock(&lmu);
-    int on = state != RS_NONE;
-    if (on) {
-        snprintf(host, cap, "%s", m_host);
-        *port = m_port;
-        *st = state_name(state == RS_CONNECTED && !mc ? RS_SYNC : state);
-        *off = state == RS_CONNECTED ? o : -1;
-    }
+    *st = state_name(state == RS_CONNECTED && !mc ? RS_SYNC : state);
+    *off = state == RS_CONNECTED ? o : -1;
     pthread_mutex_unlock(&lmu);
-    return on;
+    return 1;
 }

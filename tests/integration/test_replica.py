@@ -42,9 +42,7 @@ def plain(port):
                        encoding_errors="surrogateescape")
 
 
-def info(c):
-    text = c.execute_command("INFO", "replication")
-    return dict(l.split(":", 1) for l in text.split("\r\n") if ":" in l)
+info = master_info  # INFO replication as a dict (either role)
 
 
 def synced(r, m):
