@@ -209,15 +209,24 @@ static const struct {
 /* Rates between INFO calls. */
 static pthread_mutex_t rate_lock = PTHREAD_MUTEX_INITIALIZER;
 static long long rate_t_us;
-static unsigned long long rate_cmds, rate_in, rate_out;
+static unsigned long long rate_cmds, rate_in, rate_out, rate_rin, rate_rout;
 static long long rate_ops;
-static double rate_in_kbps, rate_out_kbps;
+static double rate_in_kbps, rate_out_kbps, rate_rin_kbps, rate_rout_kbps;
 
 #define RATE_MIN_INTERVAL_US 100000
 
-static void rates_update(const struct worker_stats *st, long long *ops, double *in_kbps, double *out_kbps)
+/* Replication traffic (persist/repl.h): bytes from our master, bytes to
+ * our replicas, and their rates as INFO shows them. */
+struct repl_rates {
+    unsigned long long in, out;
+    double in_kbps, out_kbps;
+};
+
+static void rates_update(const struct worker_stats *st, long long *ops, double *in_kbps, double *out_kbps,
+                         struct repl_rates *rr)
 {
     long long now = mono_us();
+    repl_net_bytes(&rr->in, &rr->out);
     pthread_mutex_lock(&rate_lock);
     if (rate_t_us == 0 || now - rate_t_us >= RATE_MIN_INTERVAL_US) {
         if (rate_t_us != 0) {
@@ -225,15 +234,21 @@ static void rates_update(const struct worker_stats *st, long long *ops, double *
             rate_ops = st->commands >= rate_cmds ? (long long)((double)(st->commands - rate_cmds) / secs + 0.5) : 0;
             rate_in_kbps = st->net_in >= rate_in ? (double)(st->net_in - rate_in) / secs / 1024 : 0;
             rate_out_kbps = st->net_out >= rate_out ? (double)(st->net_out - rate_out) / secs / 1024 : 0;
+            rate_rin_kbps = rr->in >= rate_rin ? (double)(rr->in - rate_rin) / secs / 1024 : 0;
+            rate_rout_kbps = rr->out >= rate_rout ? (double)(rr->out - rate_rout) / secs / 1024 : 0;
         }
         rate_t_us = now;
         rate_cmds = st->commands;
         rate_in = st->net_in;
         rate_out = st->net_out;
+        rate_rin = rr->in;
+        rate_rout = rr->out;
     }
     *ops = rate_ops;
     *in_kbps = rate_in_kbps;
     *out_kbps = rate_out_kbps;
+    rr->in_kbps = rate_rin_kbps;
+    rr->out_kbps = rate_rout_kbps;
     pthread_mutex_unlock(&rate_lock);
 }
 
@@ -417,19 +432,20 @@ static void info_stats(struct sbuf *b, const struct worker_stats *st)
 {
     long long ops;
     double in_kbps, out_kbps;
-    rates_update(st, &ops, &in_kbps, &out_kbps);
+    struct repl_rates rr;
+    rates_update(st, &ops, &in_kbps, &out_kbps, &rr);
     sb_printf(b, "# Stats\r\n");
     sb_printf(b, "total_connections_received:%llu\r\n", st->conns_received);
     sb_printf(b, "total_commands_processed:%llu\r\n", st->commands);
     sb_printf(b, "instantaneous_ops_per_sec:%lld\r\n", ops);
     sb_printf(b, "total_net_input_bytes:%llu\r\n", st->net_in);
     sb_printf(b, "total_net_output_bytes:%llu\r\n", st->net_out);
-    sb_printf(b, "total_net_repl_input_bytes:0\r\n");
-    sb_printf(b, "total_net_repl_output_bytes:0\r\n");
+    sb_printf(b, "total_net_repl_input_bytes:%llu\r\n", rr.in);
+    sb_printf(b, "total_net_repl_output_bytes:%llu\r\n", rr.out);
     sb_printf(b, "instantaneous_input_kbps:%.2f\r\n", in_kbps);
     sb_printf(b, "instantaneous_output_kbps:%.2f\r\n", out_kbps);
-    sb_printf(b, "instantaneous_input_repl_kbps:0.00\r\n"); /* no replication (as the totals above) */
-    sb_printf(b, "instantaneous_output_repl_kbps:0.00\r\n");
+    sb_printf(b, "instantaneous_input_repl_kbps:%.2f\r\n", rr.in_kbps);
+    sb_printf(b, "instantaneous_output_repl_kbps:%.2f\r\n", rr.out_kbps);
     sb_printf(b, "rejected_connections:%llu\r\n", st->rejected_conns);
     long long syncs[3];
     repl_sync_stats(syncs);

@@ -109,6 +109,13 @@ static int drop_all; /* CLIENT KILL TYPE replica, REPLICAOF: drop every replica 
 static struct blk *graveyard; /* blocks of a restarted buffer, for the thread to free */
 
 atomic_int repl_role_replica;
+atomic_ullong repl_net_in, repl_net_out;
+
+void repl_net_bytes(unsigned long long *in, unsigned long long *out)
+{
+    *in = atomic_load_explicit(&repl_net_in, memory_order_relaxed);
+    *out = atomic_load_explicit(&repl_net_out, memory_order_relaxed);
+}
 
 static atomic_llong stat_full, stat_partial_ok, stat_partial_err; /* INFO stats sync_* */
 /* WAIT / WAITAOF, min-replicas (the section at the end of the file). */
@@ -822,6 +829,7 @@ static size_t write_replica(struct replica *r, char *chunk)
         pthread_mutex_lock(&mu);
         r->sent += (uint64_t)w;
         total += (size_t)w;
+        atomic_fetch_add_explicit(&repl_net_out, (unsigned long long)w, memory_order_relaxed);
         pthread_mutex_unlock(&mu);
         if ((size_t)w < n) {
             if (!r->out_armed)
@@ -862,6 +870,7 @@ static void write_file(struct replica *r, char *chunk)
             return;
         }
         r->file_pos += w;
+        atomic_fetch_add_explicit(&repl_net_out, (unsigned long long)w, memory_order_relaxed);
     }
     pthread_mutex_lock(&mu);
     r->state = R_ONLINE;

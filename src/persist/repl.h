@@ -55,6 +55,12 @@ void repl_history_shift(void);
 /* The offset of the last byte of the history (master_repl_offset) and
  * whether a backlog exists (a PSYNC can name our history). */
 long long repl_offset(int *have_backlog);
+/* Replication traffic for INFO stats: bytes received from our master
+ * (handshake, full sync payload, stream) and sent to our replicas by this
+ * process (the stream, disk-based payloads; a diskless payload is written
+ * by the fork child and not counted). */
+extern atomic_ullong repl_net_in, repl_net_out;
+void repl_net_bytes(unsigned long long *in, unsigned long long *out);
 /* Write all n bytes to a blocking socket (no SIGPIPE): 0, or -1 with
  * errno (the link thread's handshake, the fork child's transfer). */
 int repl_send_all(int fd, const void *buf, size_t n);

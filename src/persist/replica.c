@@ -310,6 +310,7 @@ static int fill(struct rd *r)
                 errno = ECONNRESET;
             return -1;
         }
+        atomic_fetch_add_explicit(&repl_net_in, (unsigned long long)n, memory_order_relaxed);
         r->len += (size_t)n;
         return 0;
     }
@@ -751,6 +752,8 @@ static int sync_with_master(unsigned g, const char *host, int port)
     pthread_mutex_unlock(&lmu);
     if (!ok)
         goto fail;
+    /* (Those bytes are counted again as the stream applies them.) */
+    atomic_fetch_sub_explicit(&repl_net_in, (unsigned long long)(r->len - r->pos), memory_order_relaxed);
     net_adopt(fd, CF_MASTER | CF_REPLY_OFF | CF_NO_EVICT | CF_DENY_BLOCKING, r->buf + r->pos, r->len - r->pos,
               link_ready, (void *)(uintptr_t)g);
     hk_free(r);
@@ -852,6 +855,8 @@ static void tx_keep(const char *p, size_t n)
 
 void replica_apply_end(struct client *c, const char *p, size_t n, int in_tx)
 {
+    /* The stream's bytes as they are applied (what the link's worker read). */
+    atomic_fetch_add_explicit(&repl_net_in, (unsigned long long)n, memory_order_relaxed);
     if (n) {
         if (in_tx) {
             tx_keep(p, n);

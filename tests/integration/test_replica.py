@@ -221,6 +221,10 @@ def test_partial_resync_and_chain():
         assert "receiving streamed RDB from master to memory" in logtext(r2)
         run_workers(m.port, 4, 400, 500)
         same_data(m.port, [r1.port, r2.port])
+        # INFO stats' replication traffic: the stream out of m and r1, into r1 and r2.
+        assert stat(mc, "total_net_repl_output_bytes") > 10000 and stat(mc, "total_net_repl_input_bytes") == 0
+        assert stat(r1c, "total_net_repl_input_bytes") > 10000 and stat(r1c, "total_net_repl_output_bytes") > 10000
+        assert stat(r2c, "total_net_repl_input_bytes") > 10000
         full = stat(mc, "sync_full")
         assert r1c.execute_command("CLIENT", "KILL", "TYPE", "master") == 1
         fill(m.port, 300, 12)  # while r1 reconnects
