@@ -27,6 +27,8 @@
 #include "../base/mem.h"
 #include "../base/util.h"
 #include "../db/db.h"
+#include "../db/object.h"
+#include "../db/table.h"
 #include "../net/worker.h"
 #include "../server.h"
 #include "rdb.h"
@@ -620,8 +622,33 @@ int persist_replica_load(const char *path, const void *mem, size_t memlen, struc
         snprintf(err, errlen, "a script is busy");
         return -1;
     }
-    for (int i = 0; i < cfg.databases; i++)
-        db_flush(i);
+    if (__atomic_load_n(&cfg.replica_lazy_flush, __ATOMIC_RELAXED)) {
+        /* replica-lazy-flush: the old dataset's tables go to the lazy-free
+         * thread (as FLUSHALL ASYNC), the load starts at once. */
+        size_t n = 0, cap = 64;
+        unsigned long long nkeys = 0;
+        struct table **tabs = hk_malloc(sizeof(*tabs) * cap);
+        for (int d = 0; d < cfg.databases; d++) {
+            for (unsigned s = 0; s < NSLOTS; s++) {
+                struct table *t = db_detach(d, s);
+                if (!t)
+                    continue;
+                if (n == cap) {
+                    cap *= 2;
+                    tabs = hk_realloc(tabs, sizeof(*tabs) * cap);
+                }
+                tabs[n++] = t;
+                nkeys += t->used;
+            }
+        }
+        if (n)
+            lazyfree_tables(tabs, n, nkeys);
+        else
+            hk_free(tabs);
+    } else {
+        for (int i = 0; i < cfg.databases; i++)
+            db_flush(i);
+    }
     rdb_fn_flush_libs();
     memset(ls, 0, sizeof(*ls));
     /* As a replica loads: keys whose TTL passed are kept (the master's

@@ -695,3 +695,36 @@ def test_stream_waits_for_a_busy_script():
         for s in (r, m):
             if s:
                 assert s.stop() == 0
+
+
+def test_replica_lazy_flush():
+    """replica-lazy-flush yes: a full sync hands the old dataset to the
+    lazy-free thread (INFO lazyfreed_objects) instead of freeing it inline."""
+    m = hotkv()
+    r = None
+    try:
+        mc = raw(m.port)
+        p = mc.pipeline(transaction=False)
+        for i in range(3000):
+            p.execute_command("RPUSH", "l:%d" % i, *range(80))  # collections: the free is worth a thread
+        p.execute()
+        r = hotkv("--replicaof", "127.0.0.1", str(m.port), "--replica-lazy-flush", "yes")
+        rc = raw(r.port)
+        assert wait_until(lambda: synced(rc, mc), timeout=15)
+        before = int(master_info_memory(rc)["lazyfreed_objects"])
+        # A history the master does not know: the next sync is a full one.
+        rc.execute_command("REPLICAOF", "NO", "ONE")
+        rc.execute_command("SET", "local", "1")
+        rc.execute_command("REPLICAOF", "127.0.0.1", str(m.port))
+        assert wait_until(lambda: stat(mc, "sync_full") == 2 and synced(rc, mc), timeout=15), logtext(r)
+        assert wait_until(lambda: int(master_info_memory(rc)["lazyfreed_objects"]) >= before + 3000, timeout=10)
+        same_data(m.port, [r.port])
+    finally:
+        for s in (r, m):
+            if s:
+                assert s.stop() == 0
+
+
+def master_info_memory(c):  # INFO memory as a dict
+    text = c.execute_command("INFO", "memory")
+    return dict(l.split(":", 1) for l in text.split("\r\n") if ":" in l)
