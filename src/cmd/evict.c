@@ -16,6 +16,7 @@
 #include "../base/util.h"
 #include "../db/db.h"
 #include "../db/object.h"
+#include "../persist/repl.h"
 #include "../persist/replica.h"
 #include "../persist/aof.h"
 #include "../persist/prop.h"
@@ -335,9 +336,12 @@ long long evict_exceeded_current_ms(void)
 
 size_t evict_not_counted(void)
 {
-    if (!__atomic_load_n(&cfg.appendonly, __ATOMIC_RELAXED))
-        return 0;
-    return aof_buffer_bytes();
+    /* The replicas' share of the replication buffer, and the AOF's
+     * buffer, are not evicted for (Redis's freeMemoryGetNotCountedMemory). */
+    size_t n = repl_buffer_not_counted();
+    if (__atomic_load_n(&cfg.appendonly, __ATOMIC_RELAXED))
+        n += aof_buffer_bytes();
+    return n;
 }
 
 size_t evict_used_for_limit(void)

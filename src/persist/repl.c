@@ -99,7 +99,7 @@ static long long second_off = -1;
 static struct replica *replicas; /* the thread's; the list is read under mu by INFO / ROLE */
 static struct replica *adopted;  /* handed over by workers, not yet taken by the thread */
 static int child_running, child_finished, child_ok;
-static size_t buffer_bytes;
+static _Atomic size_t buffer_bytes; /* written under mu; read without it (maxmemory) */
 static uint64_t snap_off; /* the offset a running child's RDB stands for */
 /* Bumped when the history changes under the replicas' feet (a full sync
  * from our master, a new id, a promotion): a replica of an older one gets
@@ -195,7 +195,7 @@ static void append_locked(const char *p, size_t n)
             else
                 head = b;
             tail = b;
-            buffer_bytes += sizeof(*b);
+            atomic_fetch_add_explicit(&buffer_bytes, sizeof(*b), memory_order_relaxed);
         }
         size_t k = BLK - tail->used < n ? BLK - tail->used : n;
         memcpy(tail->data + tail->used, p, k);
@@ -964,7 +964,7 @@ static void housekeeping(long long now)
         struct blk *b = head;
         head = b->next;
         hk_free(b);
-        buffer_bytes -= sizeof(*b);
+        atomic_fetch_sub_explicit(&buffer_bytes, sizeof(*b), memory_order_relaxed);
     }
     /* repl-backlog-ttl: a master without replicas for that long frees its
      * backlog and starts a new history (a replica never frees its own:
@@ -1025,7 +1025,11 @@ static void *repl_main(void *arg)
     struct epoll_event evs[64];
     long long last_sec = 0, last_ping = time_ms();
     pthread_setname_np(pthread_self(), "hotkv-repl");
+    /* It frees the blocks the workers allocated: its counters must be in
+     * the process's total (base/mem.h), or used_memory drifts upwards. */
+    mem_thread_register();
     while (!atomic_load(&stopping)) {
+        mem_publish();
         take_adopted();
         child_ended();
         long long now = time_ms();
@@ -1115,6 +1119,7 @@ static void *repl_main(void *arg)
         }
     }
     hk_free(chunk);
+    mem_thread_unregister();
     return NULL;
 }
 
@@ -1273,10 +1278,14 @@ void repl_sync_stats(long long out[3])
 
 size_t repl_buffer_bytes(void)
 {
-    pthread_mutex_lock(&mu);
-    size_t b = buffer_bytes;
-    pthread_mutex_unlock(&mu);
-    return b;
+    return atomic_load_explicit(&buffer_bytes, memory_order_relaxed);
+}
+
+size_t repl_buffer_not_counted(void)
+{
+    size_t b = atomic_load_explicit(&buffer_bytes, memory_order_relaxed);
+    long long keep = __atomic_load_n(&cfg.repl_backlog_size, __ATOMIC_RELAXED);
+    return keep >= 0 && b > (size_t)keep ? b - (size_t)keep : 0;
 }
 
 /* ------------------------------------------------- as a replica's buffer --- */
@@ -1315,7 +1324,7 @@ static void buffer_restart_locked(uint64_t at)
         head = NULL;
     }
     tail = NULL;
-    buffer_bytes = 0;
+    atomic_store_explicit(&buffer_bytes, 0, memory_order_relaxed);
     off = at;
     hist_gen++;
 }

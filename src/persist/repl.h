@@ -120,6 +120,10 @@ int repl_replica_state(const char *ip, int port, long long *ack);
 void repl_sync_stats(long long out[3]);
 /* Bytes the replication buffer holds (INFO memory mem_replication_backlog). */
 size_t repl_buffer_bytes(void);
+/* What of it is only there for replicas that have not read it yet (beyond
+ * repl-backlog-size): not counted against maxmemory, as in Redis 7.  A
+ * relaxed load, for the dispatcher. */
+size_t repl_buffer_not_counted(void);
 
 /* ------------------------------------------------ WAIT, WAITAOF, min-replicas ---
  * (the commands: cmd/repl.c.)  repl_tl_woff: the offset the calling

@@ -776,6 +776,8 @@ static void *link_main(void *arg)
 {
     (void)arg;
     pthread_setname_np(pthread_self(), "hotkv-replica");
+    /* A full sync's load allocates the whole dataset here (base/mem.h). */
+    mem_thread_register();
     pthread_mutex_lock(&lmu);
     while (!stopping) {
         if (state != RS_CONNECT) {
@@ -788,6 +790,7 @@ static void *link_main(void *arg)
         snprintf(host, sizeof(host), "%s", m_host);
         pthread_mutex_unlock(&lmu);
         int rc = sync_with_master(g, host, port);
+        mem_publish();
         pthread_mutex_lock(&lmu);
         if (g != gen)
             continue;
@@ -803,6 +806,7 @@ static void *link_main(void *arg)
         pthread_cond_timedwait(&lcv, &lmu, &ts);
     }
     pthread_mutex_unlock(&lmu);
+    mem_thread_unregister();
     return NULL;
 }
 

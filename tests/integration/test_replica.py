@@ -169,7 +169,7 @@ def test_replica_of_redis_master():
         assert wait_until(lambda: synced(rc, mc), timeout=15), logtext(r)
         assert rc.execute_command("FUNCTION", "LIST")[0][1] == "difflib"
         ref = Replica(m.port)
-        run_workers(m.port, 6, 600, 300)
+        run_workers(m.port, 8, 450, 300)  # 8 writers
         data = same_data(m.port, [r.port], field_ttls=False, ref=ref.port)
         assert len(data) > 20 and (2, "in-db-5") in data
         i = info(rc)
@@ -711,6 +711,10 @@ def test_replica_lazy_flush():
         r = hotkv("--replicaof", "127.0.0.1", str(m.port), "--replica-lazy-flush", "yes")
         rc = raw(r.port)
         assert wait_until(lambda: synced(rc, mc), timeout=15)
+        # What the link thread loaded is in used_memory (its allocations
+        # are counted like a worker's).
+        mem = master_info_memory(rc)
+        assert int(mem["used_memory"]) - int(mem["used_memory_startup"]) > 2 * 1024 * 1024, mem
         before = int(master_info_memory(rc)["lazyfreed_objects"])
         # A history the master does not know: the next sync is a full one.
         rc.execute_command("REPLICAOF", "NO", "ONE")
@@ -728,3 +732,42 @@ def test_replica_lazy_flush():
 def master_info_memory(c):  # INFO memory as a dict
     text = c.execute_command("INFO", "memory")
     return dict(l.split(":", 1) for l in text.split("\r\n") if ":" in l)
+
+
+def test_evictions_reach_the_replica():
+    """maxmemory on the master: what it evicts reaches its replicas as
+    DELs (the replica itself never evicts: replica-ignore-maxmemory), and
+    both end with the same keys while 8 writers keep filling it."""
+    m = hotkv("--maxmemory-policy", "allkeys-lru", threads=4)
+    r = None
+    try:
+        mc = raw(m.port)
+        r = hotkv("--replicaof", "127.0.0.1", str(m.port))
+        rc = raw(r.port)
+        assert wait_until(lambda: synced(rc, mc), timeout=15)
+        used = int(master_info_memory(mc)["used_memory"])
+        # Room for the 1 MB backlog (counted, as in Redis) and a few MB of keys.
+        mc.execute_command("CONFIG", "SET", "maxmemory", used + 8 * 1024 * 1024)
+        errs = []
+
+        def writer(i):
+            c = raw(m.port)
+            try:
+                for j in range(1500):
+                    c.execute_command("SET", "w%d:%d" % (i, j), "v" * 1000)
+            except Exception as e:  # noqa: BLE001
+                errs.append(repr(e))
+
+        ts = [threading.Thread(target=writer, args=(i,)) for i in range(8)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(60)
+        assert not errs, errs
+        assert stat(mc, "evicted_keys") > 1000
+        assert stat(rc, "evicted_keys") == 0
+        same_data(m.port, [r.port])
+    finally:
+        for s in (r, m):
+            if s:
+                assert s.stop() == 0
