@@ -714,7 +714,7 @@ def test_replica_lazy_flush():
         # What the link thread loaded is in used_memory (its allocations
         # are counted like a worker's).
         mem = master_info_memory(rc)
-        assert int(mem["used_memory"]) - int(mem["used_memory_startup"]) > 2 * 1024 * 1024, mem
+        assert int(mem["used_memory"]) - int(mem["used_memory_startup"]) > 512 * 1024, mem  # ~1 MB of lists
         before = int(master_info_memory(rc)["lazyfreed_objects"])
         # A history the master does not know: the next sync is a full one.
         rc.execute_command("REPLICAOF", "NO", "ONE")
