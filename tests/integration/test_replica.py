@@ -86,9 +86,9 @@ def same_data(mport, rports, field_ttls=True, ref=None):
         b = dataset(plain(rp), field_ttls=field_ttls)
         missing, extra = set(a) - set(b), set(b) - set(a)
         diff = [k for k in a if k in b and a[k] != b[k]]
-        assert not missing and not extra and not diff, (
-            rp, "missing %s extra %s differ %s" % (sorted(missing)[:5], sorted(extra)[:5],
-                                                   [(k, a[k], b[k]) for k in diff[:2]]))
+        assert not missing and not extra and not diff, "\n".join(
+            ["replica on %d: missing %s extra %s" % (rp, sorted(missing)[:5], sorted(extra)[:5])] +
+            ["%r\n  want %r\n  got  %r" % (k, a[k], b[k]) for k in diff[:2]])
     return a
 
 
