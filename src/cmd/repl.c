@@ -92,11 +92,24 @@ void replconf_command(struct client *c)
              * replicas go to the replication thread): nothing to do, and
              * no reply, as in Redis. */
             return;
-        } else if (word(c, i, "rdb-only") || word(c, i, "rdb-filter-only")) {
-            /* Redis's "give me only the RDB" (redis-cli --rdb): not done
-             * here; refused rather than half done. */
-            reply_errorf(&c->out, "ERR Unrecognized REPLCONF option: %.*s", (int)c->argvlen[i], c->argv[i]);
-            return;
+        } else if (word(c, i, "rdb-only")) {
+            /* redis-cli --rdb: the full sync's RDB, then the connection
+             * ends (no stream). */
+            long long v;
+            if (arg_ll(c, i + 1, &v) < 0)
+                return;
+            if (v != 0 && v != 1) {
+                reply_error(&c->out, ERR_SYNTAX);
+                return;
+            }
+            hello(c)->rdb_only = (int)v;
+        } else if (word(c, i, "rdb-filter-only")) {
+            /* An empty filter is the whole RDB (what redis-cli sends); a
+             * functions-only RDB is not made here: refused, not half done. */
+            if (c->argvlen[i + 1] != 0) {
+                reply_errorf(&c->out, "ERR Unrecognized REPLCONF option: %.*s", (int)c->argvlen[i], c->argv[i]);
+                return;
+            }
         } else {
             reply_errorf(&c->out, "ERR Unrecognized REPLCONF option: %.*s", (int)c->argvlen[i], c->argv[i]);
             return;
@@ -105,7 +118,15 @@ void replconf_command(struct client *c)
     reply_ok(&c->out);
 }
 
-/* PSYNC replicationid offset */
+/* SYNC: the pre-PSYNC full sync (redis-cli --rdb and --replica use it):
+ * the payload with no +FULLRESYNC line, then the stream. */
+void sync_command(struct client *c)
+{
+    hello(c)->old_sync = 1;
+    psync_command(c);
+}
+
+/* PSYNC replicationid offset (and SYNC, through sync_command) */
 void psync_command(struct client *c)
 {
     long long offset;
@@ -144,21 +165,26 @@ void psync_command(struct client *c)
         reply_error(&c->out, "NOMASTERLINK Can't SYNC while not connected with my master");
         return;
     }
-    if (c->argvlen[1] >= sizeof(idbuf)) {
-        reply_error(&c->out, "ERR invalid replication id");
-        return;
-    }
-    memcpy(idbuf, c->argv[1], c->argvlen[1]);
-    idbuf[c->argvlen[1]] = 0;
-    /* A bad offset is a full resync, as Redis reads it. */
-    char *end;
-    char num[32];
-    size_t n = c->argvlen[2] < sizeof(num) - 1 ? c->argvlen[2] : sizeof(num) - 1;
-    memcpy(num, c->argv[2], n);
-    num[n] = 0;
-    offset = strtoll(num, &end, 10);
-    if (end == num || *end)
+    if (c->argc < 3) { /* SYNC */
+        strcpy(idbuf, "?");
         offset = -1;
+    } else {
+        if (c->argvlen[1] >= sizeof(idbuf)) {
+            reply_error(&c->out, "ERR invalid replication id");
+            return;
+        }
+        memcpy(idbuf, c->argv[1], c->argvlen[1]);
+        idbuf[c->argvlen[1]] = 0;
+        /* A bad offset is a full resync, as Redis reads it. */
+        char *end;
+        char num[32];
+        size_t n = c->argvlen[2] < sizeof(num) - 1 ? c->argvlen[2] : sizeof(num) - 1;
+        memcpy(num, c->argv[2], n);
+        num[n] = 0;
+        offset = strtoll(num, &end, 10);
+        if (end == num || *end)
+            offset = -1;
+    }
     struct repl_hello h = {0};
     if (c->repl_hello)
         h = *c->repl_hello;

@@ -5,7 +5,7 @@
 
 #include "cmd.h"
 
-cmd_fn replconf_command, psync_command, role_command, replicaof_command, failover_command;
+cmd_fn replconf_command, psync_command, sync_command, role_command, replicaof_command, failover_command;
 /* FAILOVER's progress: worker 0's cron (every 1/hz s). */
 void repl_failover_cron(void);
 /* A command of the master's stream on a replica (c is flagged CF_MASTER):

@@ -460,6 +460,7 @@ static void take_adopted(void)
 /* The fork: the replicas waiting get the snapshot of this very moment. */
 struct fork_ctx {
     int fds[64];
+    int old_sync[64]; /* SYNC: no +FULLRESYNC line */
     int n;
     uint64_t at;
     char id[41];
@@ -494,6 +495,7 @@ static void at_freeze(void *arg)
             r->gen = hist_gen;
             r->state = R_CHILD;
             r->disk = f->disk;
+            f->old_sync[f->n] = r->h.old_sync;
             r->sent = off;
             f->fds[f->n++] = r->fd;
         }
@@ -524,8 +526,9 @@ static void child_main(struct fork_ctx *f)
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
         char mark[41], head_line[160];
         random_id(mark);
-        int n = snprintf(head_line, sizeof(head_line), "+FULLRESYNC %s %llu\r\n$EOF:%s\r\n", f->id,
-                         (unsigned long long)f->at, mark);
+        int n = f->old_sync[i] ? snprintf(head_line, sizeof(head_line), "$EOF:%s\r\n", mark)
+                               : snprintf(head_line, sizeof(head_line), "+FULLRESYNC %s %llu\r\n$EOF:%s\r\n", f->id,
+                                          (unsigned long long)f->at, mark);
         if (repl_send_all(fd, head_line, (size_t)n) < 0)
             continue;
         struct rdb_out out;
@@ -591,7 +594,8 @@ static void maybe_fork(long long now)
         char line[128];
         int n = snprintf(line, sizeof(line), "+FULLRESYNC %s %llu\r\n", f.id, (unsigned long long)f.at);
         for (struct replica *r = replicas; r; r = r->next)
-            if (r->state == R_CHILD && r->disk && !r->gone && repl_send_all(r->fd, line, (size_t)n) < 0)
+            if (r->state == R_CHILD && r->disk && !r->gone && !r->h.old_sync &&
+                repl_send_all(r->fd, line, (size_t)n) < 0)
                 drop(r, strerror(errno));
     }
 }
@@ -655,13 +659,16 @@ static void child_ended(void)
         }
         set_blocking(r->fd, 0);
         pthread_mutex_lock(&mu);
-        /* A replica that loaded fast may have ACKed already. */
-        int early = r->early_ack && ok;
+        /* A replica that loaded fast may have ACKed already; one that came
+         * with SYNC never ACKs (the old protocol): streamed at once. */
+        int early = (r->early_ack || r->h.old_sync) && ok;
         r->state = early ? R_ONLINE : R_WAIT_ACK;
         r->ack_ms = time_ms();
         pthread_mutex_unlock(&mu);
         if (!ok)
             drop(r, "the full sync failed");
+        else if (r->h.rdb_only)
+            drop(r, "an RDB-only replica got its RDB");
         else if (early)
             log_msg(LL_NOTICE, "Synchronization with replica %s:%d succeeded", r->h.ip, r->h.listening_port);
         else if (!r->gone)
@@ -876,6 +883,10 @@ static void write_file(struct replica *r, char *chunk)
     r->state = R_ONLINE;
     r->ack_ms = time_ms();
     pthread_mutex_unlock(&mu);
+    if (r->h.rdb_only) {
+        drop(r, "an RDB-only replica got its RDB");
+        return;
+    }
     log_msg(LL_NOTICE, "Synchronization with replica %s:%d succeeded", r->h.ip, r->h.listening_port);
     if (r->out_armed)
         ep_set(r, 0);
@@ -935,7 +946,7 @@ static void housekeeping(long long now)
         } else {
             r->soft_ms = 0;
         }
-        if (r->state == R_ONLINE && now - r->ack_ms > timeout_ms)
+        if (r->state == R_ONLINE && !r->h.old_sync && now - r->ack_ms > timeout_ms)
             drop(r, "timeout (no ACK for repl-timeout)");
     }
     /* Close and free the gone ones. */

@@ -82,6 +82,8 @@ struct repl_hello {
     int listening_port;   /* REPLCONF listening-port (0: none) */
     char ip[64];          /* REPLCONF ip-address, else the peer's address */
     int capa_eof, capa_psync2;
+    int rdb_only;         /* REPLCONF rdb-only 1: the RDB, then the connection ends (redis-cli --rdb) */
+    int old_sync;         /* SYNC, not PSYNC: no +FULLRESYNC line before the payload */
 };
 /* PSYNC replid offset: take fd (a descriptor of the replica's connection
  * the caller no longer uses) and answer it from the replication thread:

@@ -771,3 +771,41 @@ def test_evictions_reach_the_replica():
         for s in (r, m):
             if s:
                 assert s.stop() == 0
+
+
+@pytest.mark.skipif(shutil.which("redis-cli") is None, reason="no redis-cli")
+def test_sync_for_redis_cli_rdb_and_replica():
+    """SYNC (the protocol before PSYNC) and REPLCONF rdb-only: redis-cli
+    --rdb takes a backup RDB of a running HotKV, redis-cli --replica shows
+    its stream."""
+    m = hotkv()
+    try:
+        mc = raw(m.port)
+        mc.execute_command("SET", "a", "1")
+        mc.execute_command("RPUSH", "l", "x", "y")
+        out = os.path.join(m.dir, "backup.rdb")
+        p = subprocess.run(["redis-cli", "-p", str(m.port), "--rdb", out], capture_output=True, text=True, timeout=20)
+        assert p.returncode == 0 and "Transfer finished with success" in p.stdout + p.stderr, p.stdout + p.stderr
+        from helpers import _conftest
+        chk = subprocess.run([os.path.join(os.path.dirname(_conftest.BIN), "hotkv-check-rdb"), out],
+                             capture_output=True, text=True, timeout=20)
+        assert chk.returncode == 0 and "2 keys read" in chk.stdout + chk.stderr, chk.stdout + chk.stderr
+        assert wait_until(lambda: info(mc)["connected_slaves"] == "0", timeout=5)  # rdb-only: then it is gone
+        rep = subprocess.Popen(["stdbuf", "-oL", "redis-cli", "-p", str(m.port), "--replica"], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+        try:
+            assert wait_until(lambda: info(mc)["connected_slaves"] == "1" and "state=online" in info(mc).get("slave0", ""),
+                              timeout=10)
+            mc.execute_command("SET", "b", "2")
+            got = []
+            reader = threading.Thread(target=lambda: got.append(rep.stdout.read()), daemon=True)
+            reader.start()
+            time.sleep(1.5)  # redis-cli prints the stream as it comes
+        finally:
+            rep.terminate()
+            rep.wait(10)
+        reader.join(10)
+        text = "".join(got)
+        assert '"set","b","2"' in text.lower(), text
+    finally:
+        assert m.stop() == 0
