@@ -476,7 +476,12 @@ static int parse_add_trim(struct client *c, struct trim_args *a, int xadd)
         reply_error(&c->out, "ERR syntax error, XTRIM must be called with a trimming strategy");
         return -1;
     }
-    if (limit_given) {
+    if (db_loading || db_master_apply) {
+        /* A master's stream or an AOF: the trim was rewritten to its exact
+         * form ("=" and the length reached), LIMIT possibly left in place
+         * (Redis does): obeyed without a node limit, as Redis does. */
+        a->limit = 0;
+    } else if (limit_given) {
         if (!a->approx) {
             reply_error(&c->out, "ERR syntax error, LIMIT cannot be used without the special ~ option");
             return -1;
