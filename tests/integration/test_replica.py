@@ -92,6 +92,15 @@ def same_data(mport, rports, field_ttls=True, ref=None):
     return a
 
 
+def stop_all(*servers):
+    """Stop every server given (None skipped), then check they exited
+    cleanly (a sanitizer report exits non-zero): one failing never leaves
+    the others running."""
+    rcs = [(getattr(x, "dir", "?"), x.stop()) for x in servers if x]
+    bad = [(d, rc) for d, rc in rcs if rc not in (0, None)]
+    assert not bad, "servers exited badly (see their logs): %s" % bad
+
+
 class RedisMaster:
     """Debian's redis-server as the master."""
 
@@ -205,11 +214,7 @@ def test_replica_of_redis_master():
         assert lst.count("\n") == 1 and "flags=M" in lst, lst
         assert "Finished with success" in logtext(r)
     finally:
-        if ref:
-            ref.stop()
-        if r:
-            assert r.stop() == 0
-        m.stop()
+        stop_all(ref, r, m)
 
 
 def test_partial_resync_and_chain():
@@ -244,9 +249,7 @@ def test_partial_resync_and_chain():
         assert stat(r1c, "sync_full") == 1 and stat(r1c, "sync_partial_ok") == 0
         assert "Successful partial resynchronization" in logtext(r1)
     finally:
-        for s in (r2, r1, m):
-            if s:
-                assert s.stop() == 0
+        stop_all(r2, r1, m)
 
 
 def test_promotion_and_the_others_follow():
@@ -287,9 +290,7 @@ def test_promotion_and_the_others_follow():
         same_data(r1.port, [r2.port, m.port])
         assert r1c.execute_command("ROLE")[2] and len(r1c.execute_command("ROLE")[2]) == 2
     finally:
-        for s in (r2, r1, m):
-            if s:
-                assert s.stop() == 0
+        stop_all(r2, r1, m)
 
 
 def test_expired_keys_wait_for_the_masters_del():
@@ -319,9 +320,7 @@ def test_expired_keys_wait_for_the_masters_del():
         assert wait_until(lambda: synced(rc, mc), timeout=5)
         assert rc.execute_command("PTTL", "k2") > 0
     finally:
-        if r:
-            assert r.stop() == 0
-        assert m.stop() == 0
+        stop_all(r, m)
 
 
 def test_link_down_stale_data_and_replicaof_errors():
@@ -361,10 +360,7 @@ def test_link_down_stale_data_and_replicaof_errors():
         assert rc.execute_command("CONFIG", "GET", "replicaof") == ["replicaof", ""]
         assert rc.execute_command("REPLICAOF", "NO", "ONE") == "OK"
     finally:
-        if r:
-            assert r.stop() == 0
-        if m:
-            m.stop()
+        stop_all(r, m)
 
 
 def test_writable_replica_keeps_its_writes_local():
@@ -387,9 +383,7 @@ def test_writable_replica_keeps_its_writes_local():
         assert r2c.execute_command("GET", "local") is None
         assert info(r1c)["master_repl_offset"] == info(mc)["master_repl_offset"]
     finally:
-        for s in (r2, r1, m):
-            if s:
-                assert s.stop() == 0
+        stop_all(r2, r1, m)
 
 
 def restart(old, *args, threads=2):
@@ -447,9 +441,7 @@ def test_restarts_resume_with_a_partial_resync():
         mc.execute_command("SET", "after-master-restart", "d")
         same_data(m.port, [r.port])
     finally:
-        for s in (r, m):
-            if s:
-                s.stop()
+        stop_all(r, m)
 
 
 def test_disk_based_sync_and_backlog_ttl():
@@ -481,11 +473,7 @@ def test_disk_based_sync_and_backlog_ttl():
         assert info(mc)["master_replid"] != old
         assert "Replication backlog freed" in logtext(m)
     finally:
-        if ref:
-            ref.stop()
-        for s in (r, m):
-            if s:
-                assert s.stop() == 0
+        stop_all(ref, r, m)
 
 
 def test_failover_command():
@@ -558,7 +546,7 @@ def test_failover_command():
         for s in (r2, r1, m):
             if s:
                 s.proc.send_signal(signal.SIGCONT)
-                assert s.stop() == 0
+        stop_all(r2, r1, m)
 
 
 def test_becoming_a_replica_unblocks_blocked_clients():
@@ -580,8 +568,7 @@ def test_becoming_a_replica_unblocks_blocked_clients():
         t.join(5)
         assert errs == ["UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)"]
     finally:
-        for s in (a, b):
-            assert s.stop() == 0
+        stop_all(a, b)
 
 
 def test_cut_during_full_sync_restarts_cleanly():
@@ -609,9 +596,7 @@ def test_cut_during_full_sync_restarts_cleanly():
         same_data(m.port, [r.port])
         assert not [f for f in os.listdir(r.dir) if f.startswith("temp-")]
     finally:
-        for s in (r, m):
-            if s:
-                assert s.stop() == 0
+        stop_all(r, m)
 
 
 def test_waitaof_counts_a_hotkv_replica_with_an_aof():
@@ -632,9 +617,7 @@ def test_waitaof_counts_a_hotkv_replica_with_an_aof():
         assert mc.execute_command("WAITAOF", 0, 2, 300) == [0, 1]  # r2 has no AOF: the timeout
         assert time.time() - t0 >= 0.25
     finally:
-        for s in (r2, r1, m):
-            if s:
-                assert s.stop() == 0
+        stop_all(r2, r1, m)
 
 
 def test_disk_write_errors_on_a_replica():
@@ -667,9 +650,7 @@ def test_disk_write_errors_on_a_replica():
         assert rc.execute_command("SAVE") == "OK"
         rc.execute_command("CONFIG", "SET", "save", "")
     finally:
-        for s in (r, m):
-            if s:
-                assert s.stop() == 0
+        stop_all(r, m)
 
 
 def test_stream_waits_for_a_busy_script():
@@ -702,9 +683,7 @@ def test_stream_waits_for_a_busy_script():
         assert done == [1]
         assert wait_until(lambda: synced(rc, mc) and rc.execute_command("GET", "n") == "50", timeout=10), logtext(r)
     finally:
-        for s in (r, m):
-            if s:
-                assert s.stop() == 0
+        stop_all(r, m)
 
 
 def test_replica_lazy_flush():
@@ -734,9 +713,7 @@ def test_replica_lazy_flush():
         assert wait_until(lambda: int(master_info_memory(rc)["lazyfreed_objects"]) >= before + 3000, timeout=10)
         same_data(m.port, [r.port])
     finally:
-        for s in (r, m):
-            if s:
-                assert s.stop() == 0
+        stop_all(r, m)
 
 
 def master_info_memory(c):  # INFO memory as a dict
@@ -778,9 +755,7 @@ def test_evictions_reach_the_replica():
         assert stat(rc, "evicted_keys") == 0
         same_data(m.port, [r.port])
     finally:
-        for s in (r, m):
-            if s:
-                assert s.stop() == 0
+        stop_all(r, m)
 
 
 @pytest.mark.skipif(shutil.which("redis-cli") is None, reason="no redis-cli")
