@@ -425,26 +425,7 @@ static void flush_dbs(int from, int to, int async)
             db_flush(d);
         return;
     }
-    size_t n = 0, cap = 64;
-    unsigned long long nkeys = 0;
-    struct table **tabs = hk_malloc(sizeof(*tabs) * cap);
-    for (int d = from; d < to; d++) {
-        for (unsigned s = 0; s < NSLOTS; s++) {
-            struct table *t = db_detach(d, s);
-            if (!t)
-                continue;
-            if (n == cap) {
-                cap *= 2;
-                tabs = hk_realloc(tabs, sizeof(*tabs) * cap);
-            }
-            tabs[n++] = t;
-            nkeys += t->used;
-        }
-    }
-    if (n)
-        lazyfree_tables(tabs, n, nkeys);
-    else
-        hk_free(tabs);
+    db_flush_lazy(from, to);
 }
 
 /* FLUSHDB/FLUSHALL count the keys they remove as changes and are fed to

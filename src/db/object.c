@@ -290,6 +290,30 @@ void lazyfree_tables(struct table **tabs, size_t n, unsigned long long nkeys)
     lf_push(it);
 }
 
+void db_flush_lazy(int from, int to)
+{
+    size_t n = 0, cap = 64;
+    unsigned long long nkeys = 0;
+    struct table **tabs = hk_malloc(sizeof(*tabs) * cap);
+    for (int d = from; d < to; d++) {
+        for (unsigned s = 0; s < NSLOTS; s++) {
+            struct table *t = db_detach(d, s);
+            if (!t)
+                continue;
+            if (n == cap) {
+                cap *= 2;
+                tabs = hk_realloc(tabs, sizeof(*tabs) * cap);
+            }
+            tabs[n++] = t;
+            nkeys += t->used;
+        }
+    }
+    if (n)
+        lazyfree_tables(tabs, n, nkeys);
+    else
+        hk_free(tabs);
+}
+
 /* The lazyfree-lazy-* config that applies to the current free. */
 static int lazy_wanted(void)
 {

@@ -194,5 +194,9 @@ void lazyfree_drain(void);
  * Redis counts a database freed in the background. */
 struct table;
 void lazyfree_tables(struct table **tabs, size_t n, unsigned long long nkeys);
+/* Empty databases [from, to) by detaching their slot tables and handing
+ * them to the lazy-free thread as one job (FLUSHALL ASYNC, a replica's
+ * replica-lazy-flush).  Caller holds every slot lock. */
+void db_flush_lazy(int from, int to);
 
 #endif

@@ -28,7 +28,6 @@
 #include "../base/util.h"
 #include "../db/db.h"
 #include "../db/object.h"
-#include "../db/table.h"
 #include "../net/worker.h"
 #include "../server.h"
 #include "rdb.h"
@@ -625,26 +624,7 @@ int persist_replica_load(const char *path, const void *mem, size_t memlen, struc
     if (__atomic_load_n(&cfg.replica_lazy_flush, __ATOMIC_RELAXED)) {
         /* replica-lazy-flush: the old dataset's tables go to the lazy-free
          * thread (as FLUSHALL ASYNC), the load starts at once. */
-        size_t n = 0, cap = 64;
-        unsigned long long nkeys = 0;
-        struct table **tabs = hk_malloc(sizeof(*tabs) * cap);
-        for (int d = 0; d < cfg.databases; d++) {
-            for (unsigned s = 0; s < NSLOTS; s++) {
-                struct table *t = db_detach(d, s);
-                if (!t)
-                    continue;
-                if (n == cap) {
-                    cap *= 2;
-                    tabs = hk_realloc(tabs, sizeof(*tabs) * cap);
-                }
-                tabs[n++] = t;
-                nkeys += t->used;
-            }
-        }
-        if (n)
-            lazyfree_tables(tabs, n, nkeys);
-        else
-            hk_free(tabs);
+        db_flush_lazy(0, cfg.databases);
     } else {
         for (int i = 0; i < cfg.databases; i++)
             db_flush(i);

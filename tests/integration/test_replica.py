@@ -24,7 +24,7 @@ import redis
 
 from helpers import IS_REDIS, Server, free_port, wait_until
 from test_propagation import DBS, dataset, random_command
-from test_replication import Replica, compat_command, load_function, master_info, stat, worker
+from test_replication import Replica, compat_command, load_function, master_info, plain, stat, worker
 
 pytestmark = [pytest.mark.skipif(IS_REDIS, reason="HotKV as the replica"),
               pytest.mark.skipif(shutil.which("redis-server") is None, reason="no redis-server")]
@@ -35,11 +35,6 @@ def raw(port):
                     encoding_errors="surrogateescape")
     c.response_callbacks.clear()
     return c
-
-
-def plain(port):
-    return redis.Redis(host="127.0.0.1", port=port, decode_responses=True, socket_timeout=10,
-                       encoding_errors="surrogateescape")
 
 
 info = master_info  # INFO replication as a dict (either role)
