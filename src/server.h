@@ -49,8 +49,9 @@ struct config {
      * masteruser, replica-read-only, replica-serve-stale-data,
      * replica-ignore-maxmemory, replica-priority, replica-announce-ip /
      * -port, replica-announced, repl-diskless-load (0 disabled, 1
-     * on-empty-db, 2 swapdb), replica-lazy-flush. */
-    char *masterauth, *masteruser, *replica_announce_ip;
+     * on-empty-db, 2 swapdb), replica-lazy-flush; bind-source-addr (the
+     * address the link to the master is dialled from; NULL or "": any). */
+    char *masterauth, *masteruser, *replica_announce_ip, *bind_source_addr;
     /* repl-diskless-sync, repl-diskless-sync-max-replicas,
      * repl-disable-tcp-nodelay, repl-backlog-ttl (s) (persist/repl.c). */
     int repl_diskless_sync, repl_diskless_sync_max_replicas, repl_disable_tcp_nodelay;

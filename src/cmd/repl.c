@@ -28,6 +28,7 @@
 #include "../base/log.h"
 #include "../base/mem.h"
 #include "../net/client.h"
+#include "../net/tls.h"
 #include "../db/db.h"
 #include "../persist/repl.h"
 #include "../persist/replica.h"
@@ -131,11 +132,6 @@ void psync_command(struct client *c)
 {
     long long offset;
     char idbuf[64];
-    if (c->tls) {
-        /* The replication thread speaks plain TCP only so far. */
-        reply_error(&c->out, "ERR Replication over TLS is not supported yet");
-        return;
-    }
     if (c->out.len > c->sent) {
         reply_error(&c->out, "ERR SYNC and PSYNC are invalid with pending output");
         return;
@@ -202,11 +198,16 @@ void psync_command(struct client *c)
         return;
     }
     char err[128];
-    if (repl_adopt(fd, &h, idbuf, offset, err, sizeof(err)) < 0) {
+    /* A TLS connection goes with its SSL: bytes OpenSSL holds for it move
+     * into the connection's own memory first (net/tls.h). */
+    if (c->tls)
+        tls_conn_keep(c->tls);
+    if (repl_adopt(fd, c->tls, &h, idbuf, offset, err, sizeof(err)) < 0) {
         close(fd);
         reply_error(&c->out, err);
         return;
     }
+    c->tls = NULL; /* the replication thread's now: this client closes without it */
     /* The connection now belongs to the replication thread: this client
      * goes quietly (its descriptor closes, the socket stays open). */
     c->out.muted = 1;

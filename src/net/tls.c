@@ -34,7 +34,7 @@ struct tls_settings tls_cfg;
 static pthread_mutex_t build_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
 static SSL_CTX *server_ctx; /* under ctx_lock */
-static SSL_CTX *client_ctx; /* outgoing links (replication, cluster): built, not used yet */
+static SSL_CTX *client_ctx; /* outgoing links (a replica's link to its master), under ctx_lock */
 
 void tls_settings_defaults(void)
 {
@@ -134,9 +134,12 @@ static int readable(const char *what, const char *path)
  * and key, CAs, ciphers. */
 static SSL_CTX *ctx_new(int client, int protocols)
 {
-    const char *cert = opt(client ? tls_cfg.client_cert_file : tls_cfg.cert_file);
-    const char *key = opt(client ? tls_cfg.client_key_file : tls_cfg.key_file);
-    const char *pass = opt(client ? tls_cfg.client_key_file_pass : tls_cfg.key_file_pass);
+    /* The client side presents tls-client-cert-file when both it and its
+     * key are set, else the server's certificate (as Redis does). */
+    int own = client && opt(tls_cfg.client_cert_file) && opt(tls_cfg.client_key_file);
+    const char *cert = opt(own ? tls_cfg.client_cert_file : tls_cfg.cert_file);
+    const char *key = opt(own ? tls_cfg.client_key_file : tls_cfg.key_file);
+    const char *pass = opt(own ? tls_cfg.client_key_file_pass : tls_cfg.key_file_pass);
     const char *ca_file = opt(tls_cfg.ca_cert_file), *ca_dir = opt(tls_cfg.ca_cert_dir);
     const char *ciphers = opt(tls_cfg.ciphers), *suites = opt(tls_cfg.ciphersuites);
     char e[256];
@@ -284,11 +287,11 @@ static int build(SSL_CTX **srv, SSL_CTX **cli)
     SSL_CTX_set_mode(s, SSL_MODE_RELEASE_BUFFERS);
     if (ctx_dh(s) < 0)
         goto fail;
-    if (opt(tls_cfg.client_cert_file) && opt(tls_cfg.client_key_file)) {
-        c = ctx_new(1, protocols);
-        if (!c)
-            goto fail;
-    }
+    /* The client context: a replica's TLS link to its master verifies the
+     * master's certificate against the CA (no host name check, as Redis). */
+    c = ctx_new(1, protocols);
+    if (!c)
+        goto fail;
     *srv = s;
     *cli = c;
     return 0;
@@ -486,6 +489,42 @@ void *tls_conn_new(int fd)
     SSL_set_bio(ssl, b, b); /* the SSL owns b (and b io, io_destroy) */
     SSL_set_accept_state(ssl);
     return ssl;
+}
+
+void *tls_conn_new_client(int fd)
+{
+    pthread_mutex_lock(&ctx_lock);
+    SSL *ssl = client_ctx ? SSL_new(client_ctx) : NULL;
+    pthread_mutex_unlock(&ctx_lock);
+    if (!ssl) {
+        ERR_clear_error();
+        return NULL;
+    }
+    pthread_once(&io_once, io_method_make);
+    struct tls_io *io = hk_calloc(sizeof(*io));
+    BIO *b = io_method ? BIO_new(io_method) : NULL;
+    if (!b) {
+        hk_free(io);
+        ERR_clear_error();
+        SSL_free(ssl);
+        return NULL;
+    }
+    io->fd = fd;
+    BIO_set_data(b, io);
+    BIO_set_init(b, 1);
+    SSL_set_bio(ssl, b, b);
+    SSL_set_connect_state(ssl);
+    return ssl;
+}
+
+void tls_conn_set_fd(void *ssl, int fd)
+{
+    conn_io(ssl)->fd = fd;
+}
+
+int tls_conn_connect(void *ssl, int *want, char *err, size_t errlen)
+{
+    return tls_conn_accept(ssl, want, err, errlen); /* SSL_do_handshake: either side */
 }
 
 void tls_conn_free(void *p, int graceful)

@@ -34,7 +34,7 @@ struct tls_settings {
     int auth_clients;         /* TLS_AUTH_*: read at each accept */
     int auth_clients_user;    /* TLS_AUTH_USER_*: read at each handshake's end */
     int prefer_server_ciphers, session_caching, session_cache_size, session_cache_timeout;
-    int replication, cluster; /* tls-replication / tls-cluster: stored for the issues that use them */
+    int replication, cluster; /* tls-replication (a replica dials its master over TLS) / tls-cluster (stored) */
 };
 extern struct tls_settings tls_cfg;
 
@@ -68,6 +68,18 @@ int workers_rebind_tls(const char *bind, int port, int old_port);
 /* An SSL for an accepted socket, from the current context, with the
  * verification tls-auth-clients asks for; NULL if TLS is not configured. */
 void *tls_conn_new(int fd);
+/* An SSL for an outgoing connection (a replica's link to its master) on
+ * a connected socket, from the client context (tls-client-cert-file, or
+ * the server's certificate), verifying the peer against the CA; NULL if
+ * TLS is not configured.  Its handshake: tls_conn_connect, as
+ * tls_conn_accept.  Whichever thread uses a connection owns it; it may be
+ * handed to another thread (a worker's replica connection to the
+ * replication thread, the link thread's to worker 0) with nothing in
+ * flight, and tls_conn_set_fd names the descriptor it uses from then on
+ * (a dup). */
+void *tls_conn_new_client(int fd);
+int tls_conn_connect(void *ssl, int *want, char *err, size_t errlen);
+void tls_conn_set_fd(void *ssl, int fd);
 /* Free it; graceful sends a close_notify first (best effort, never
  * waits). */
 void tls_conn_free(void *ssl, int graceful);

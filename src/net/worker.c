@@ -378,9 +378,12 @@ static struct client *client_alloc(struct worker *w, int fd, const struct sockad
     return c;
 }
 
+static int tls_read(struct client *c);
+
 /* net_adopt: the connection becomes a client of worker 0. */
 struct adopt_req {
     int fd;
+    void *ssl; /* a TLS connection whose handshake is done, or NULL */
     unsigned flags;
     void (*ready)(struct client *, void *);
     void *arg;
@@ -400,7 +403,7 @@ static void adopt_job(struct worker *w, void *arg)
     if (fl >= 0)
         fcntl(r->fd, F_SETFL, fl | O_NONBLOCK);
     atomic_fetch_add(&connected_clients, 1);
-    struct client *c = client_alloc(w, r->fd, &sa, NULL);
+    struct client *c = client_alloc(w, r->fd, &sa, r->ssl);
     c->flags |= r->flags;
     if (r->ready)
         r->ready(c, r->arg);
@@ -412,17 +415,26 @@ static void adopt_job(struct worker *w, void *arg)
         qbuf_reserve(c, r->n);
         memcpy(c->qbuf + c->qlen, r->init, r->n);
         c->qlen += r->n;
-        process_input(c);
-    } else {
-        client_output_ready(c);
     }
+    /* Plaintext OpenSSL decrypted already (epoll will not report it). */
+    int more = c->tls && tls_conn_has_pending(c->tls) ? tls_read(c) : 0;
+    if (more < 0) { /* closed (c is gone) */
+        hk_free(r);
+        return;
+    }
+    if (r->n || more)
+        process_input(c);
+    else
+        client_output_ready(c);
     hk_free(r);
 }
 
-void net_adopt(int fd, unsigned flags, const char *init, size_t n, void (*ready)(struct client *, void *), void *arg)
+void net_adopt(int fd, void *ssl, unsigned flags, const char *init, size_t n, void (*ready)(struct client *, void *),
+               void *arg)
 {
     struct adopt_req *r = hk_malloc(sizeof(*r) + n);
     r->fd = fd;
+    r->ssl = ssl;
     r->flags = flags;
     r->ready = ready;
     r->arg = arg;

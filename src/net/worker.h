@@ -57,11 +57,13 @@ void worker_broadcast(void (*fn)(struct worker *, void *), void *arg);
 void worker_post(struct worker *w, void (*fn)(struct worker *, void *), void *arg);
 
 /* Make the connected socket fd a client of a worker (a replica's link to
- * its master: persist/replica.c), with flags added (CF_*); ready(c, arg)
+ * its master: persist/replica.c), with flags added (CF_*); ssl: its TLS
+ * connection, handshake done (net/tls.h), or NULL; ready(c, arg)
  * runs on that worker's thread once the client exists, before any of its
  * input is read; init (n bytes) is input read from fd already, run first.
  * The caller no longer uses fd. */
-void net_adopt(int fd, unsigned flags, const char *init, size_t n, void (*ready)(struct client *, void *), void *arg);
+void net_adopt(int fd, void *ssl, unsigned flags, const char *init, size_t n, void (*ready)(struct client *, void *),
+               void *arg);
 
 /* Start-up and shutdown (server.c): start n workers (-1 on failure, with
  * the reason logged), wake every loop, wait for them to exit. */

@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <netinet/in.h>
@@ -47,6 +48,7 @@
 #include "../base/log.h"
 #include "../base/mem.h"
 #include "../base/util.h"
+#include "../net/tls.h"
 #include "../server.h"
 #include "prop.h"
 #include "aof.h"
@@ -70,6 +72,7 @@ enum { R_WAIT_FORK, R_CHILD, R_WAIT_ACK, R_ONLINE, R_SEND_FILE };
 struct replica {
     struct replica *next;
     int fd;
+    void *ssl; /* a replica connected over TLS: its connection, this thread's (net/tls.h) */
     int state;
     int out_armed; /* EPOLLOUT asked for */
     struct repl_hello h;
@@ -315,7 +318,8 @@ void repl_feed_cmd(int db, int argc, const char *const *argv, const size_t *lens
 }
 
 /* ------------------------------------------------------------ adoption --- */
-int repl_adopt(int fd, const struct repl_hello *h, const char *id, long long offset, char *err, size_t errlen)
+int repl_adopt(int fd, void *ssl, const struct repl_hello *h, const char *id, long long offset, char *err,
+               size_t errlen)
 {
     if (!atomic_load(&started)) {
         snprintf(err, errlen, "ERR replication is not running");
@@ -323,6 +327,9 @@ int repl_adopt(int fd, const struct repl_hello *h, const char *id, long long off
     }
     struct replica *r = hk_calloc(sizeof(*r));
     r->fd = fd;
+    r->ssl = ssl;
+    if (ssl)
+        tls_conn_set_fd(ssl, fd);
     r->h = *h;
     r->since_ms = time_ms();
     r->ack = 0;
@@ -361,6 +368,61 @@ static void set_blocking(int fd, int blocking)
     int fl = fcntl(fd, F_GETFL);
     if (fl >= 0)
         fcntl(fd, F_SETFL, blocking ? fl & ~O_NONBLOCK : fl | O_NONBLOCK);
+}
+
+/* A replica's socket, plain or TLS, as send(2) and recv(2) with
+ * MSG_DONTWAIT: bytes, or -1 with errno (EAGAIN: it would block).  A TLS
+ * write that would block is retried with the same bytes (they stay where
+ * they are: the buffer's blocks, or the file's chunk read again). */
+static ssize_t r_send(struct replica *r, const void *p, size_t n)
+{
+    if (!r->ssl)
+        return send(r->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    int want = 0;
+    errno = 0;
+    ssize_t w = tls_conn_write(r->ssl, p, n, &want);
+    if (w > 0)
+        return w;
+    errno = w == 0 ? EAGAIN : errno ? errno : ECONNRESET;
+    return -1;
+}
+
+static ssize_t r_recv(struct replica *r, void *p, size_t n)
+{
+    if (!r->ssl)
+        return recv(r->fd, p, n, MSG_DONTWAIT);
+    int want = 0;
+    errno = 0;
+    ssize_t k = tls_conn_read(r->ssl, p, n, &want);
+    if (k > 0)
+        return k;
+    if (k == 0) {
+        errno = EAGAIN;
+        return -1;
+    }
+    return errno ? -1 : 0; /* the peer closed */
+}
+
+/* A short line (+CONTINUE, +FULLRESYNC, a keepalive) all at once: the
+ * socket has room for it, or waits up to a second. */
+static int r_send_all(struct replica *r, const char *p, size_t n)
+{
+    if (!r->ssl)
+        return repl_send_all(r->fd, p, n);
+    long long until = time_ms() + 1000;
+    while (n) {
+        ssize_t w = r_send(r, p, n);
+        if (w < 0 && errno == EAGAIN && time_ms() < until) {
+            struct pollfd pf = {r->fd, POLLOUT | POLLIN, 0};
+            (void)poll(&pf, 1, 100);
+            continue;
+        }
+        if (w < 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
 }
 
 static void ep_set(struct replica *r, int out)
@@ -452,7 +514,7 @@ static void take_adopted(void)
         r->next = replicas;
         replicas = r;
         pthread_mutex_unlock(&mu);
-        if (cont && repl_send_all(r->fd, reply, strlen(reply)) < 0)
+        if (cont && r_send_all(r, reply, strlen(reply)) < 0)
             drop(r, strerror(errno));
     }
 }
@@ -554,7 +616,9 @@ static void maybe_fork(long long now)
         if (r->state != R_WAIT_FORK || r->gone)
             continue;
         waiting++;
-        disk |= !r->h.capa_eof;
+        /* A TLS replica's bytes go through its SSL, which only this
+         * thread may drive: not written by a fork child. */
+        disk |= !r->h.capa_eof || r->ssl;
         if (now - r->since_ms >= 1000LL * __atomic_load_n(&cfg.repl_diskless_sync_delay, __ATOMIC_RELAXED))
             due = 1;
     }
@@ -594,8 +658,7 @@ static void maybe_fork(long long now)
         char line[128];
         int n = snprintf(line, sizeof(line), "+FULLRESYNC %s %llu\r\n", f.id, (unsigned long long)f.at);
         for (struct replica *r = replicas; r; r = r->next)
-            if (r->state == R_CHILD && r->disk && !r->gone && !r->h.old_sync &&
-                repl_send_all(r->fd, line, (size_t)n) < 0)
+            if (r->state == R_CHILD && r->disk && !r->gone && !r->h.old_sync && r_send_all(r, line, (size_t)n) < 0)
                 drop(r, strerror(errno));
     }
 }
@@ -683,7 +746,7 @@ static void read_replica(struct replica *r)
     for (;;) {
         /* MSG_DONTWAIT: while a fork child sends the RDB, the socket is
          * in blocking mode (the child's, shared with ours). */
-        ssize_t n = recv(r->fd, r->in + r->inlen, sizeof(r->in) - 1 - r->inlen, MSG_DONTWAIT);
+        ssize_t n = r_recv(r, r->in + r->inlen, sizeof(r->in) - 1 - r->inlen);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -820,8 +883,30 @@ static size_t write_replica(struct replica *r, char *chunk)
                 ep_set(r, 0);
             return total;
         }
-        struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)niov};
-        ssize_t w = sendmsg(r->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+        ssize_t w;
+        if (r->ssl) {
+            /* Record by record from the blocks (a TLS write returns after
+             * a record or so) until the socket is full. */
+            w = 0;
+            for (int i = 0; i < niov && w >= 0; i++) {
+                size_t at = 0;
+                while (at < iov[i].iov_len) {
+                    ssize_t k = r_send(r, (char *)iov[i].iov_base + at, iov[i].iov_len - at);
+                    if (k < 0) {
+                        if (!w && !at)
+                            w = -1;
+                        i = niov; /* stop: full (EAGAIN) or failed */
+                        break;
+                    }
+                    at += (size_t)k;
+                }
+                if (w >= 0)
+                    w += (ssize_t)at;
+            }
+        } else {
+            struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)niov};
+            w = sendmsg(r->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+        }
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -864,7 +949,7 @@ static void write_file(struct replica *r, char *chunk)
             }
             n = (size_t)k;
         }
-        ssize_t w = send(r->fd, chunk, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        ssize_t w = r_send(r, chunk, n);
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -960,6 +1045,8 @@ static void housekeeping(long long now)
         struct replica *r = *pp;
         if (r->gone && r->state != R_CHILD) { /* the child may still write to it */
             *pp = r->next;
+            if (r->ssl)
+                tls_conn_free(r->ssl, 0);
             close(r->fd);
             hk_free(r);
             continue;
@@ -1024,8 +1111,8 @@ static void keepalive_waiting(void)
 {
     for (struct replica *r = replicas; r; r = r->next)
         if ((r->state == R_WAIT_FORK || (r->state == R_CHILD && r->disk)) && !r->gone &&
-            send(r->fd, "\n", 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 &&
-            errno != EAGAIN)
+            (r->ssl ? r_send_all(r, "\n", 1) < 0
+                    : send(r->fd, "\n", 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno != EAGAIN))
             drop(r, strerror(errno));
 }
 

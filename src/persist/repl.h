@@ -88,9 +88,13 @@ struct repl_hello {
 /* PSYNC replid offset: take fd (a descriptor of the replica's connection
  * the caller no longer uses) and answer it from the replication thread:
  * +CONTINUE when the history from offset is still in the backlog, else
- * +FULLRESYNC and a full sync.  0, or -1 with a Redis error reply in err
- * (the caller keeps fd). */
-int repl_adopt(int fd, const struct repl_hello *h, const char *replid, long long offset, char *err, size_t errlen);
+ * +FULLRESYNC and a full sync.  ssl: the connection's TLS state (the
+ * caller's worker hands it over: it neither uses nor frees it after a 0),
+ * or NULL; a TLS replica's full sync is disk-based, since a fork child
+ * cannot write through the parent's SSL.  0, or -1 with a Redis error
+ * reply in err (the caller keeps fd and ssl). */
+int repl_adopt(int fd, void *ssl, const struct repl_hello *h, const char *replid, long long offset, char *err,
+               size_t errlen);
 
 /* The replication id (40 hex digits + NUL) and a new one (DEBUG
  * CHANGE-REPL-ID; the old one becomes the secondary id). */

@@ -30,6 +30,7 @@
 #include "../base/util.h"
 #include "../db/db.h"
 #include "../net/client.h"
+#include "../net/tls.h"
 #include "../net/worker.h"
 #include "../proto/reply.h"
 #include "../server.h"
@@ -276,6 +277,7 @@ int replica_link_up(void)
 /* ------------------------------------------------------ the link thread --- */
 struct rd {
     int fd;
+    void *ssl; /* tls-replication: the link's TLS connection (net/tls.h) */
     char buf[16 * 1024];
     size_t pos, len;
 };
@@ -302,7 +304,21 @@ static int fill(struct rd *r)
     if (r->pos == r->len)
         r->pos = r->len = 0;
     for (;;) {
-        ssize_t n = recv(r->fd, r->buf + r->len, sizeof(r->buf) - r->len, 0);
+        ssize_t n;
+        if (r->ssl) {
+            /* A blocking socket: "would block" is SO_RCVTIMEO's timeout. */
+            int want = 0;
+            errno = 0;
+            n = tls_conn_read(r->ssl, r->buf + r->len, sizeof(r->buf) - r->len, &want);
+            if (n == 0)
+                errno = EAGAIN;
+            else if (n < 0 && !errno)
+                errno = ECONNRESET;
+            if (n <= 0)
+                return -1;
+        } else {
+            n = recv(r->fd, r->buf + r->len, sizeof(r->buf) - r->len, 0);
+        }
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
@@ -336,7 +352,27 @@ static int read_line(struct rd *r, char *out, size_t cap)
     return 0;
 }
 
-static int send_cmd(int fd, int argc, const char *const *argv)
+/* All of buf to the master (the socket blocks, up to SO_SNDTIMEO). */
+static int send_all(struct rd *r, const char *buf, size_t n)
+{
+    if (!r->ssl)
+        return repl_send_all(r->fd, buf, n);
+    while (n) {
+        int want = 0;
+        errno = 0;
+        ssize_t w = tls_conn_write(r->ssl, buf, n, &want);
+        if (w <= 0) {
+            if (!errno)
+                errno = w == 0 ? EAGAIN : ECONNRESET;
+            return -1;
+        }
+        buf += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int send_cmd(struct rd *r, int argc, const char *const *argv)
 {
     size_t lens[8];
     for (int i = 0; i < argc; i++)
@@ -344,7 +380,7 @@ static int send_cmd(int fd, int argc, const char *const *argv)
     size_t n = cmd_bytes(argc, lens);
     char *b = hk_malloc(n);
     put_cmd(b, argc, argv, lens);
-    int rc = repl_send_all(fd, b, n);
+    int rc = send_all(r, b, n);
     hk_free(b);
     return rc;
 }
@@ -353,7 +389,7 @@ static int send_cmd(int fd, int argc, const char *const *argv)
  * are skipped). */
 static int ask(struct rd *r, int argc, const char *const *argv, char *reply, size_t cap)
 {
-    if (send_cmd(r->fd, argc, argv) < 0)
+    if (send_cmd(r, argc, argv) < 0)
         return -1;
     do {
         if (read_line(r, reply, cap) < 0)
@@ -374,11 +410,38 @@ static int dial(const char *host, int port, int timeout_ms)
         errno = EHOSTUNREACH;
         return -1;
     }
+    /* bind-source-addr: the link leaves from that address. */
+    struct addrinfo *src = NULL;
+    const char *from = cfg.bind_source_addr;
+    if (from && *from) {
+        struct addrinfo sh;
+        memset(&sh, 0, sizeof(sh));
+        sh.ai_family = AF_UNSPEC;
+        sh.ai_socktype = SOCK_STREAM;
+        sh.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
+        if (getaddrinfo(from, NULL, &sh, &src) != 0 || !src) {
+            freeaddrinfo(res);
+            errno = EADDRNOTAVAIL;
+            return -1;
+        }
+    }
     int fd = -1;
     for (struct addrinfo *a = res; a; a = a->ai_next) {
+        struct addrinfo *s = src;
+        while (s && s->ai_family != a->ai_family)
+            s = s->ai_next;
+        if (src && !s)
+            continue; /* no source address of this family */
         fd = socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0)
             continue;
+        if (s && bind(fd, s->ai_addr, s->ai_addrlen) < 0) {
+            int e = errno;
+            close(fd);
+            errno = e;
+            fd = -1;
+            continue;
+        }
         if (connect(fd, a->ai_addr, a->ai_addrlen) == 0)
             break;
         if (errno == EINPROGRESS) {
@@ -395,6 +458,8 @@ static int dial(const char *host, int port, int timeout_ms)
         fd = -1;
     }
     freeaddrinfo(res);
+    if (src)
+        freeaddrinfo(src);
     if (fd < 0)
         return -1;
     int fl = fcntl(fd, F_GETFL);
@@ -589,6 +654,23 @@ static int sync_with_master(unsigned g, const char *host, int port)
     char line[512];
     char path[64] = "";
     set_state(g, RS_HANDSHAKE);
+    if (__atomic_load_n(&tls_cfg.replication, __ATOMIC_RELAXED)) {
+        /* tls-replication: the whole link is TLS, its handshake first
+         * (blocking, bounded by the socket timeouts). */
+        char err[256];
+        int want = 0, hs;
+        r->ssl = tls_configure(0) == 0 ? tls_conn_new_client(fd) : NULL;
+        if (!r->ssl) {
+            log_msg(LL_WARNING, "Can't create a TLS connection to MASTER: TLS is not configured");
+            goto fail;
+        }
+        /* The socket blocks: "not yet" is SO_RCVTIMEO's timeout. */
+        hs = tls_conn_connect(r->ssl, &want, err, sizeof(err));
+        if (hs != 1) {
+            log_msg(LL_WARNING, "TLS handshake with MASTER failed: %s", hs < 0 ? err : "timed out");
+            goto fail;
+        }
+    }
     {
         const char *av[] = {"PING"};
         if (ask(r, 1, av, line, sizeof(line)) < 0) {
@@ -754,7 +836,7 @@ static int sync_with_master(unsigned g, const char *host, int port)
         goto fail;
     /* (Those bytes are counted again as the stream applies them.) */
     atomic_fetch_sub_explicit(&repl_net_in, (unsigned long long)(r->len - r->pos), memory_order_relaxed);
-    net_adopt(fd, CF_MASTER | CF_REPLY_OFF | CF_NO_EVICT | CF_DENY_BLOCKING, r->buf + r->pos, r->len - r->pos,
+    net_adopt(fd, r->ssl, CF_MASTER | CF_REPLY_OFF | CF_NO_EVICT | CF_DENY_BLOCKING, r->buf + r->pos, r->len - r->pos,
               link_ready, (void *)(uintptr_t)g);
     hk_free(r);
     return 0;
@@ -767,6 +849,8 @@ fail:
     pthread_mutex_lock(&lmu);
     link_fd = -1;
     pthread_mutex_unlock(&lmu);
+    if (r->ssl)
+        tls_conn_free(r->ssl, 0);
     close(fd);
     hk_free(r);
     return -1;

@@ -789,3 +789,18 @@ def test_sync_for_redis_cli_rdb_and_replica():
         assert '"set","b","2"' in text.lower(), text
     finally:
         assert m.stop() == 0
+
+
+def test_bind_source_addr():
+    """bind-source-addr: the link to the master leaves from that address,
+    which the master sees as the replica's (no replica-announce-ip)."""
+    m = r = None
+    try:
+        m = hotkv("--protected-mode", "no")  # 127.0.0.2 is not 127.0.0.1 to protected mode
+        r = hotkv("--bind-source-addr", "127.0.0.2", "--replicaof", "127.0.0.1", m.port)
+        mc = raw(m.port)
+        assert wait_until(lambda: synced(raw(r.port), mc), timeout=15), logtext(r)
+        assert info(mc)["slave0"].startswith("ip=127.0.0.2,port=%d," % r.port)
+        assert raw(r.port).config_get("bind-source-addr") == ["bind-source-addr", "127.0.0.2"]
+    finally:
+        stop_all(r, m)
