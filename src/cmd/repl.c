@@ -105,12 +105,27 @@ void replconf_command(struct client *c)
             }
             hello(c)->rdb_only = (int)v;
         } else if (word(c, i, "rdb-filter-only")) {
-            /* An empty filter is the whole RDB (what redis-cli sends); a
-             * functions-only RDB is not made here: refused, not half done. */
-            if (c->argvlen[i + 1] != 0) {
-                reply_errorf(&c->out, "ERR Unrecognized REPLCONF option: %.*s", (int)c->argvlen[i], c->argv[i]);
-                return;
+            /* What the full sync's RDB includes: nothing but the aux
+             * fields by default, and the functions if "functions" is in
+             * the (space-separated) list: redis-cli --functions-rdb. */
+            int req = REPL_REQ_EXCLUDE_DATA | REPL_REQ_EXCLUDE_FUNCTIONS;
+            const char *p = c->argv[i + 1], *end = p + c->argvlen[i + 1];
+            while (p < end) {
+                while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+                    p++;
+                const char *w = p;
+                while (p < end && !(*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+                    p++;
+                if (p == w)
+                    break;
+                if (p - w == 9 && !strncasecmp(w, "functions", 9)) {
+                    req &= ~REPL_REQ_EXCLUDE_FUNCTIONS;
+                } else {
+                    reply_errorf(&c->out, "ERR Unsupported rdb-filter-only option: %.*s", (int)(p - w), w);
+                    return;
+                }
             }
+            hello(c)->req = req;
         } else {
             reply_errorf(&c->out, "ERR Unrecognized REPLCONF option: %.*s", (int)c->argvlen[i], c->argv[i]);
             return;
@@ -134,6 +149,10 @@ void psync_command(struct client *c)
     char idbuf[64];
     if (c->out.len > c->sent) {
         reply_error(&c->out, "ERR SYNC and PSYNC are invalid with pending output");
+        return;
+    }
+    if (c->repl_hello && c->repl_hello->req && !c->repl_hello->capa_eof) {
+        reply_error(&c->out, "ERR Filtered replica requires EOF capability");
         return;
     }
     /* PSYNC <replid> <offset> FAILOVER: our master (FAILOVER) becomes our

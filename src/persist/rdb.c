@@ -881,10 +881,10 @@ int rdb_save(struct rdb_out *o, const struct rdb_save_opts *opt)
         (w_aux_ll(o, "repl-stream-db", opt->repl.stream_db) < 0 || w_aux(o, "repl-id", opt->repl.id) < 0 ||
          w_aux_ll(o, "repl-offset", opt->repl.offset) < 0))
         return -1;
-    if (rdb_fn_foreach_lib(save_fn_cb, o) < 0)
+    if (!opt->no_functions && rdb_fn_foreach_lib(save_fn_cb, o) < 0)
         return -1;
     int lru = rdb_lru_mode();
-    for (int i = 0; i < ks.ndb; i++)
+    for (int i = 0; i < ks.ndb && !opt->no_data; i++)
         if (save_db(o, opt, i, lru) < 0)
             return -1;
     if (rdb_w_type(o, RDB_OPCODE_EOF) < 0)

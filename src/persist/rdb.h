@@ -279,6 +279,7 @@ struct rdb_save_opts {
     int aof_preamble;              /* aux aof-base 1 */
     long long key_save_delay_us;   /* rdb-key-save-delay (tests) */
     struct rdb_repl_mark repl;     /* repl-* aux fields (id "": none) */
+    int no_data, no_functions;     /* leave the keys / the function libraries out (REPLCONF rdb-filter-only) */
 };
 /* Fill opts from the configuration (rdb-version, rdbcompression, rdbchecksum, delay). */
 void rdb_save_opts_from_cfg(struct rdb_save_opts *opt);

@@ -527,6 +527,7 @@ struct fork_ctx {
     uint64_t at;
     char id[41];
     int disk;       /* write path instead of the sockets */
+    int req;        /* what the RDB leaves out (REPL_REQ_*): one fork serves one kind */
     char path[96];
 };
 /* The disk-based sync's file while replicas are sent it (the thread's). */
@@ -553,7 +554,7 @@ static void at_freeze(void *arg)
     memcpy(f->id, replid, 41);
     f->n = 0;
     for (struct replica *r = replicas; r; r = r->next) {
-        if (r->state == R_WAIT_FORK && !r->gone && f->n < 64) {
+        if (r->state == R_WAIT_FORK && !r->gone && r->h.req == f->req && f->n < 64) {
             r->gen = hist_gen;
             r->state = R_CHILD;
             r->disk = f->disk;
@@ -571,6 +572,8 @@ static void child_main(struct fork_ctx *f)
     struct rdb_save_opts o;
     rdb_save_opts_from_cfg(&o);
     o.version = REPL_RDB_VERSION;
+    o.no_data = !!(f->req & REPL_REQ_EXCLUDE_DATA);
+    o.no_functions = !!(f->req & REPL_REQ_EXCLUDE_FUNCTIONS);
     if (f->disk) {
         char err[256];
         int rc = rdb_save_file(f->path, &o, err, sizeof(err));
@@ -612,8 +615,16 @@ static void maybe_fork(long long now)
      * Disk-based (the setting, or a replica without capa eof): now. */
     int due = 0, waiting = 0, disk = !__atomic_load_n(&cfg.repl_diskless_sync, __ATOMIC_RELAXED);
     int maxr = __atomic_load_n(&cfg.repl_diskless_sync_max_replicas, __ATOMIC_RELAXED);
+    /* One fork serves the replicas that want the same RDB (a filtered
+     * one, REPLCONF rdb-filter-only, is not a full one): those of the
+     * first in the list's kind; the others wait for the next fork. */
+    int req = -1;
     for (struct replica *r = replicas; r; r = r->next) {
         if (r->state != R_WAIT_FORK || r->gone)
+            continue;
+        if (req < 0)
+            req = r->h.req;
+        if (r->h.req != req)
             continue;
         waiting++;
         /* A TLS replica's bytes go through its SSL, which only this
@@ -632,6 +643,7 @@ static void maybe_fork(long long now)
         return;
     static struct fork_ctx f;
     f.disk = disk;
+    f.req = req;
     snprintf(f.path, sizeof(f.path), "temp-repl-sync-%d.rdb", (int)getpid());
     pthread_mutex_lock(&mu);
     child_running = 1;

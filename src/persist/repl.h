@@ -84,7 +84,10 @@ struct repl_hello {
     int capa_eof, capa_psync2;
     int rdb_only;         /* REPLCONF rdb-only 1: the RDB, then the connection ends (redis-cli --rdb) */
     int old_sync;         /* SYNC, not PSYNC: no +FULLRESYNC line before the payload */
+    int req;              /* REPLCONF rdb-filter-only: REPL_REQ_* (what the RDB leaves out) */
 };
+#define REPL_REQ_EXCLUDE_DATA 1
+#define REPL_REQ_EXCLUDE_FUNCTIONS 2
 /* PSYNC replid offset: take fd (a descriptor of the replica's connection
  * the caller no longer uses) and answer it from the replication thread:
  * +CONTINUE when the history from offset is still in the backlog, else

@@ -804,3 +804,33 @@ def test_bind_source_addr():
         assert raw(r.port).config_get("bind-source-addr") == ["bind-source-addr", "127.0.0.2"]
     finally:
         stop_all(r, m)
+
+
+def test_functions_only_rdb_for_redis_cli():
+    """REPLCONF rdb-filter-only: redis-cli --functions-rdb gets an RDB with
+    the function libraries and no key, which a fresh server loads; the
+    filter's errors are Redis's."""
+    m = hotkv()
+    fresh = None
+    try:
+        mc = raw(m.port)
+        for i in range(50):
+            mc.execute_command("SET", "k%d" % i, i)
+        load_function(mc)
+        out = os.path.join(m.dir, "functions.rdb")
+        p = subprocess.run(["redis-cli", "-p", str(m.port), "--functions-rdb", out], capture_output=True, text=True,
+                           timeout=20)
+        assert p.returncode == 0 and "Transfer finished with success" in p.stdout + p.stderr, p.stdout + p.stderr
+        fresh = hotkv("--dir", os.path.dirname(out), "--dbfilename", os.path.basename(out))
+        fc = raw(fresh.port)
+        assert fc.execute_command("DBSIZE") == 0
+        assert fc.execute_command("FCALL", "pushit", 1, "l", "x") == 1
+        # The filters Redis knows: "functions" alone, or none ("").
+        with pytest.raises(redis.ResponseError, match="^Unsupported rdb-filter-only option: keys$"):
+            mc.execute_command("REPLCONF", "rdb-filter-only", "functions keys")
+        c = raw(m.port)
+        assert c.execute_command("REPLCONF", "rdb-filter-only", "") == "OK"
+        with pytest.raises(redis.ResponseError, match="^Filtered replica requires EOF capability$"):
+            c.execute_command("PSYNC", "?", "-1")
+    finally:
+        stop_all(fresh, m)
