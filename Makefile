@@ -59,7 +59,7 @@ $(BUILD)/unit-tests: $(OBJS) $(UNIT_OBJS)
 # and libm.  The unit tests (test_hist.c) link the parts they check.
 BENCH_SRCS := $(wildcard src/tools/benchmark/*.c)
 BENCH_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(BENCH_SRCS))
-BENCH_UNIT_OBJS := $(addprefix $(BUILD)/obj/tools/benchmark/,hist.o keydist.o stamp.o rparse.o)
+BENCH_UNIT_OBJS := $(addprefix $(BUILD)/obj/tools/benchmark/,hist.o keydist.o stamp.o rparse.o slot.o)
 all: $(BUILD)/hotkv-benchmark
 $(BUILD)/hotkv-benchmark: $(BENCH_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ -lm

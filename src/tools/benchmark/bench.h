@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <sys/socket.h>
 
+#include "cluster.h"
 #include "hist.h"
 #include "keydist.h"
 #include "rparse.h"
@@ -64,6 +65,7 @@ struct bm_config {
     double connect_timeout;     /* seconds */
     int progress;               /* live line on stderr */
     int ncpu;                   /* CPUs this process may run on */
+    int cluster;                /* --cluster: route by slot to the masters */
 };
 
 struct bm_step {
@@ -91,11 +93,31 @@ struct bm_wres {
     uint64_t delivered;         /* pub/sub: messages received by subscribers */
     uint64_t last_reply;        /* time of the last reply */
     uint64_t cpu_ns;            /* this thread's CPU time over the step */
+    uint64_t moved, ask;        /* --cluster: redirects followed */
+    uint64_t tryagain, clusterdown; /* --cluster: such error replies (in errors) */
     char first_error[160];
     char first_disconnect[160];
 };
 
-enum { CS_DEAD = 0, CS_CONNECTING, CS_HANDSHAKE, CS_READY };
+/* --cluster: what one worker saw at one node during one step. */
+struct bm_nstat {
+    struct hist *hist;
+    uint64_t completed, in_window, errors, lost, moved, ask;
+};
+
+/* --cluster: what an outstanding request was, to send it again after a
+ * redirect (the template and its key index), or an ASKING. */
+#define BM_RQ_ASKING 1u
+#define BM_MAX_REDIRECTS 5
+struct bm_req {
+    uint64_t key;
+    uint32_t tmpl;
+    uint16_t flags;
+    uint16_t redirects;
+};
+
+/* CS_UNUSED: --cluster, a node this logical client has not needed yet. */
+enum { CS_DEAD = 0, CS_CONNECTING, CS_HANDSHAKE, CS_READY, CS_UNUSED };
 enum { ROLE_CLIENT = 0, ROLE_PUBLISHER, ROLE_SUBSCRIBER };
 
 struct bm_conn {
@@ -120,6 +142,14 @@ struct bm_conn {
     int cycle_pos;
     uint64_t reconnect_at;
     int ever_ready;
+    /* --cluster: a logical client is a group of maxn connections, one per
+     * node, at conns[grp .. grp+maxn-1]; the first (node 0) carries the
+     * client's schedule (sid, k, cycle_pos) and gout, the requests of the
+     * whole group outstanding.  rq runs parallel to ts. */
+    int node;
+    int grp;
+    size_t gout;
+    struct bm_req *rq;
 };
 
 struct bm_engine;
@@ -145,6 +175,7 @@ struct bm_worker {
     uint64_t live_at;
     _Atomic uint64_t prog_done, prog_errors;
     struct bm_wres res;
+    struct bm_nstat *ns;        /* --cluster: per node (maxn) */
     struct bm_step st;
     int sending;
 };
@@ -171,6 +202,17 @@ struct bm_engine {
     _Atomic int fatal;
     char fatal_msg[512];
     struct bm_workload *workload; /* for the connect step's idle conns */
+    int cluster;                /* --cluster */
+    int maxn;                   /* --cluster: connections per logical client */
+    struct bm_cluster cl;
+};
+
+/* --cluster: one node's figures of a step (report.c). */
+struct bm_node_result {
+    char name[300];
+    double achieved_rps;
+    uint64_t requests, errors, error_replies, lost, moved, ask;
+    double p50_ms, p90_ms, p99_ms, p999_ms, max_ms, mean_ms;
 };
 
 /* One measured step, all workers merged (report.c). */
@@ -200,6 +242,10 @@ struct bm_result {
     int saturated;              /* generator above 85% */
     char first_error[160];
     char first_disconnect[160];
+    /* --cluster only (nnodes = 0 otherwise) */
+    int nnodes;
+    struct bm_node_result *nodes; /* malloc'd; bm_result_free() */
+    uint64_t moved, ask, tryagain, clusterdown;
 };
 
 #define BM_SATURATED_PCT 85.0
@@ -207,6 +253,8 @@ struct bm_result {
 void bm_result_fill(struct bm_result *r, const struct bm_engine *e, const struct bm_step *st,
                     const struct hist *h, const struct hist *lag, uint64_t wall_ns,
                     double cpu_s);
+void bm_result_free(struct bm_result *r);
+void bm_print_cluster(FILE *f, const struct bm_result *res, int n);
 void bm_print_banner(FILE *f, const struct bm_config *cfg, const struct bm_workload *wl);
 void bm_print_table(FILE *f, const struct bm_result *res, int n, int sweep);
 void bm_print_summary(FILE *f, const struct bm_result *res, int n, int nsteps, int runs);

@@ -16,7 +16,14 @@
  * are kept sorted by sid, so the next one due is always at the cursor and
  * finding it costs O(1).  A timerfd armed at the next intended time (with
  * 1 us timer slack) wakes the loop.  Latency = reply time - intended send
- * time: a server (or a generator) that falls behind shows up in full. */
+ * time: a server (or a generator) that falls behind shows up in full.
+ *
+ * --cluster (cluster.h): a client is a group of connections, one per master;
+ * the group's first connection carries the schedule, every request goes to
+ * the connection of its key's owner (queued behind the handshake if that
+ * one is still connecting), and each outstanding request remembers its
+ * template and key index (bm_req) so that a -MOVED or -ASK reply can send it
+ * again elsewhere with its original send time. */
 #include "bench.h"
 
 #include <errno.h>
@@ -92,25 +99,43 @@ static void channel_name(char *dst, size_t cap, int c)
 
 /* ---- outstanding-request ring ---- */
 
-static void ts_push(struct bm_conn *c, uint64_t t)
+/* rq: --cluster only (a parallel ring of what each request was), else NULL. */
+static void ts_push_rq(struct bm_conn *c, uint64_t t, const struct bm_req *rq)
 {
     if (c->ts_count == c->ts_cap) {
         size_t ncap = c->ts_cap ? c->ts_cap * 2 : 64;
         uint64_t *n = xmalloc(sizeof(uint64_t) * ncap);
         for (size_t i = 0; i < c->ts_count; i++)
             n[i] = c->ts[(c->ts_head + i) & (c->ts_cap - 1)];
+        if (rq) {
+            struct bm_req *nr = xmalloc(sizeof(struct bm_req) * ncap);
+            for (size_t i = 0; i < c->ts_count; i++)
+                nr[i] = c->rq[(c->ts_head + i) & (c->ts_cap - 1)];
+            free(c->rq);
+            c->rq = nr;
+        }
         free(c->ts);
         c->ts = n;
         c->ts_cap = ncap;
         c->ts_head = 0;
     }
-    c->ts[(c->ts_head + c->ts_count) & (c->ts_cap - 1)] = t;
+    size_t at = (c->ts_head + c->ts_count) & (c->ts_cap - 1);
+    c->ts[at] = t;
+    if (rq)
+        c->rq[at] = *rq;
     c->ts_count++;
 }
 
-static uint64_t ts_pop(struct bm_conn *c)
+static void ts_push(struct bm_conn *c, uint64_t t)
+{
+    ts_push_rq(c, t, NULL);
+}
+
+static uint64_t ts_pop(struct bm_conn *c, struct bm_req *rq)
 {
     uint64_t t = c->ts[c->ts_head];
+    if (rq)
+        *rq = c->rq[c->ts_head];
     c->ts_head = (c->ts_head + 1) & (c->ts_cap - 1);
     c->ts_count--;
     return t;
@@ -177,8 +202,15 @@ static void conn_drop(struct bm_worker *w, struct bm_conn *c, const char *why, i
     }
     if (c->role == ROLE_PUBLISHER && c->ts_count)
         atomic_fetch_sub(&e->ps_outstanding, (int64_t)c->ts_count);
-    w->res.lost += c->ts_count;
-    atomic_fetch_add_explicit(&w->prog_errors, c->ts_count, memory_order_relaxed);
+    size_t lost = c->ts_count;
+    if (e->cluster) {
+        for (size_t i = 0; i < c->ts_count; i++)
+            lost -= (c->rq[(c->ts_head + i) & (c->ts_cap - 1)].flags & BM_RQ_ASKING) != 0;
+        w->conns[c->grp].gout -= lost;
+        w->ns[c->node].lost += lost;
+    }
+    w->res.lost += lost;
+    atomic_fetch_add_explicit(&w->prog_errors, lost, memory_order_relaxed);
     c->ts_count = c->ts_head = 0;
     c->wlen = c->wpos = 0;
     c->rlen = c->rpos = 0;
@@ -216,7 +248,13 @@ static int conn_flush(struct bm_worker *w, struct bm_conn *c)
 static void conn_open(struct bm_worker *w, struct bm_conn *c)
 {
     struct bm_engine *e = w->eng;
-    int fd = socket(e->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    const struct sockaddr_storage *addr = &e->addr;
+    socklen_t addrlen = e->addrlen;
+    if (e->cluster) {
+        addr = &e->cl.nodes[c->node].addr;
+        addrlen = e->cl.nodes[c->node].addrlen;
+    }
+    int fd = socket(addr->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         char why[200];
         snprintf(why, sizeof(why), "socket: %s", strerror(errno));
@@ -238,7 +276,7 @@ static void conn_open(struct bm_worker *w, struct bm_conn *c)
         conn_drop(w, c, strerror(errno), 0);
         return;
     }
-    if (connect(fd, (struct sockaddr *)&e->addr, e->addrlen) < 0 && errno != EINPROGRESS) {
+    if (connect(fd, (const struct sockaddr *)addr, addrlen) < 0 && errno != EINPROGRESS) {
         char why[200];
         snprintf(why, sizeof(why), "connect: %s", strerror(errno));
         copy_msg(w->res.first_disconnect, sizeof(w->res.first_disconnect), "", why,
@@ -268,7 +306,12 @@ static void conn_connected(struct bm_worker *w, struct bm_conn *c)
     c->state = CS_HANDSHAKE;
     c->hs_left = e->hs_replies;
     wbuf_reserve(c, e->hs_len + c->sub_len);
-    if (e->hs_len) {
+    if (e->hs_len && c->wlen > c->wpos) {
+        /* --cluster: requests queued while connecting go after it */
+        memmove(c->wbuf + c->wpos + e->hs_len, c->wbuf + c->wpos, c->wlen - c->wpos);
+        memcpy(c->wbuf + c->wpos, e->hs, e->hs_len);
+        c->wlen += e->hs_len;
+    } else if (e->hs_len) {
         memcpy(c->wbuf + c->wlen, e->hs, e->hs_len);
         c->wlen += e->hs_len;
     }
@@ -298,8 +341,117 @@ static uint64_t sched_time(const struct bm_worker *w, const struct bm_conn *c)
     return w->st.t0 + (uint64_t)(slot * sched_ns_per_slot(w));
 }
 
+/* ---- --cluster: routing ---- */
+
+/* The connection of group g (its first conn) to node n, opened on first
+ * use. */
+static struct bm_conn *cl_member(struct bm_worker *w, struct bm_conn *g, int n)
+{
+    struct bm_conn *c = g + n;
+    if (c->state == CS_UNUSED) {
+        c->state = CS_DEAD;
+        c->reconnect_at = 0;
+        w->ndead++;
+    }
+    return c;
+}
+
+/* Send what c holds, unless it is not connected yet (then its handshake
+ * goes first, when it is). */
+static void cl_kick(struct bm_worker *w, struct bm_conn *c)
+{
+    if ((c->state == CS_HANDSHAKE || c->state == CS_READY) && c->wlen > c->wpos)
+        conn_flush(w, c);
+}
+
+static void cl_flush_group(struct bm_worker *w, struct bm_conn *g)
+{
+    int n = atomic_load_explicit(&w->eng->cl.nnodes, memory_order_acquire);
+    if (n > w->eng->maxn)
+        n = w->eng->maxn;
+    for (int i = 0; i < n; i++)
+        cl_kick(w, g + i);
+}
+
+/* Queue request rq (template rq->tmpl, key index rq->key) on c. */
+static void cl_put(struct bm_worker *w, struct bm_conn *c, uint64_t stamp,
+                   const struct bm_req *rq)
+{
+    const struct bm_template *t = &w->st.wl->t[rq->tmpl];
+    wbuf_reserve(c, t->len);
+    char *dst = c->wbuf + c->wlen;
+    memcpy(dst, t->bytes, t->len);
+    for (int i = 0; i < t->nkeys; i++)
+        bm_put_key(dst + t->key_offs[i], rq->key);
+    c->wlen += t->len;
+    ts_push_rq(c, stamp, rq);
+    w->conns[c->grp].gout++;
+}
+
+/* A new request of client g: one key index for all of its __rand_int__,
+ * to the owner of the key's slot. */
+static void cl_add_request(struct bm_worker *w, struct bm_conn *g, uint64_t stamp, uint64_t key)
+{
+    struct bm_engine *e = w->eng;
+    const struct bm_workload *wl = w->st.wl;
+    struct bm_req rq = {0};
+    rq.tmpl = (uint32_t)wl->cycle[g->cycle_pos];
+    if (++g->cycle_pos == wl->ncycle)
+        g->cycle_pos = 0;
+    rq.key = w->st.preload ? key : bm_keygen_next(&w->kg);
+    int node = bm_cluster_owner(&e->cl, bm_template_slot(&wl->t[rq.tmpl], rq.key));
+    if (node >= e->maxn)
+        node = 0;
+    cl_put(w, cl_member(w, g, node), stamp, &rq);
+    w->res.sent++;
+}
+
+/* A -MOVED or -ASK reply on c to request rq (sent at `sent`): send it again
+ * where the reply says.  Returns 0, or -1 when it cannot be (then the reply
+ * counts as an error). */
+static int cl_redirect(struct bm_worker *w, struct bm_conn *c, const struct bm_req *rq,
+                       uint64_t sent, const char *msg, size_t len)
+{
+    struct bm_engine *e = w->eng;
+    unsigned slot;
+    int port;
+    char host[256];
+    int kind = bm_parse_redirect(msg, len, &slot, host, sizeof(host), &port);
+    if (kind == BM_REDIR_NONE || rq->redirects >= BM_MAX_REDIRECTS)
+        return -1;
+    int node = bm_cluster_node(&e->cl, host[0] ? host : e->cl.nodes[c->node].host, port);
+    if (node < 0 || node >= e->maxn)
+        return -1;
+    struct bm_conn *g = &w->conns[c->grp];
+    struct bm_conn *tc = cl_member(w, g, node);
+    struct bm_req again = *rq;
+    again.redirects++;
+    if (kind == BM_REDIR_MOVED) {
+        atomic_store_explicit(&e->cl.slot_node[slot], (uint16_t)node, memory_order_relaxed);
+        w->res.moved++;
+        w->ns[c->node].moved++;
+    } else {
+        static const char asking[] = "*1\r\n$6\r\nASKING\r\n";
+        struct bm_req a = {0};
+        a.flags = BM_RQ_ASKING;
+        wbuf_reserve(tc, sizeof(asking) - 1);
+        memcpy(tc->wbuf + tc->wlen, asking, sizeof(asking) - 1);
+        tc->wlen += sizeof(asking) - 1;
+        ts_push_rq(tc, sent, &a);
+        w->res.ask++;
+        w->ns[c->node].ask++;
+    }
+    cl_put(w, tc, sent, &again);
+    cl_kick(w, tc);
+    return 0;
+}
+
 static void add_request(struct bm_worker *w, struct bm_conn *c, uint64_t stamp, uint64_t key)
 {
+    if (w->eng->cluster) {
+        cl_add_request(w, c, stamp, key);
+        return;
+    }
     const struct bm_workload *wl = w->st.wl;
     const struct bm_template *t = &wl->t[wl->cycle[c->cycle_pos]];
     if (++c->cycle_pos == wl->ncycle)
@@ -339,11 +491,14 @@ static void add_publish(struct bm_worker *w, struct bm_conn *c, uint64_t stamp)
 static void closed_fill(struct bm_worker *w, struct bm_conn *c, uint64_t now)
 {
     struct bm_engine *e = w->eng;
+    if (e->cluster)
+        c = &w->conns[c->grp]; /* the client's schedule lives in its group's first conn */
     if (c->state != CS_READY || !w->sending || c->role != ROLE_CLIENT)
         return;
-    if ((size_t)w->st.pipeline <= c->ts_count)
+    size_t out = e->cluster ? c->gout : c->ts_count;
+    if ((size_t)w->st.pipeline <= out)
         return;
-    uint64_t want = (uint64_t)w->st.pipeline - c->ts_count, base = 0;
+    uint64_t want = (uint64_t)w->st.pipeline - out, base = 0;
     if (w->st.requests) {
         base = atomic_fetch_add_explicit(&e->issued, want, memory_order_relaxed);
         if (base >= w->st.requests)
@@ -353,7 +508,16 @@ static void closed_fill(struct bm_worker *w, struct bm_conn *c, uint64_t now)
     }
     for (uint64_t i = 0; i < want; i++)
         add_request(w, c, now, base + i);
-    conn_flush(w, c);
+    if (e->cluster)
+        cl_flush_group(w, c);
+    else
+        conn_flush(w, c);
+}
+
+/* Requests outstanding on a client: its connection's, or its group's. */
+static size_t outstanding(const struct bm_worker *w, const struct bm_conn *c)
+{
+    return w->eng->cluster ? c->gout : c->ts_count;
 }
 
 /* Open loop: send everything due on connection c up to `upto` (exclusive
@@ -366,7 +530,7 @@ static void open_send_conn(struct bm_worker *w, struct bm_conn *c, uint64_t now)
         return;
     for (;;) {
         uint64_t t = sched_time(w, c);
-        if (t > now || t >= w->st.t_end || c->ts_count >= cfg->max_outstanding)
+        if (t > now || t >= w->st.t_end || outstanding(w, c) >= cfg->max_outstanding)
             break;
         hist_record(w->lag, now - t);
         if (c->role == ROLE_PUBLISHER)
@@ -376,7 +540,9 @@ static void open_send_conn(struct bm_worker *w, struct bm_conn *c, uint64_t now)
         c->k++;
         any = 1;
     }
-    if (any)
+    if (any && w->eng->cluster)
+        cl_flush_group(w, c);
+    else if (any)
         conn_flush(w, c);
 }
 
@@ -384,7 +550,7 @@ static void open_send_due(struct bm_worker *w, uint64_t now)
 {
     for (int i = 0; i < w->nsched; i++) {
         struct bm_conn *c = &w->conns[w->sched[w->cursor]];
-        if (c->state == CS_READY && c->ts_count < w->eng->cfg->max_outstanding) {
+        if (c->state == CS_READY && outstanding(w, c) < w->eng->cfg->max_outstanding) {
             uint64_t t = sched_time(w, c);
             if (t > now || t >= w->st.t_end)
                 break; /* the others are due later still */
@@ -403,7 +569,7 @@ static uint64_t open_next_due(struct bm_worker *w)
         if (idx >= w->nsched)
             idx -= w->nsched;
         struct bm_conn *c = &w->conns[w->sched[idx]];
-        if (c->state == CS_READY && c->ts_count < w->eng->cfg->max_outstanding) {
+        if (c->state == CS_READY && outstanding(w, c) < w->eng->cfg->max_outstanding) {
             uint64_t t = sched_time(w, c);
             return t < w->st.t_end ? t : UINT64_MAX;
         }
@@ -472,7 +638,21 @@ static void on_reply(struct bm_worker *w, struct bm_conn *c, const struct bm_rep
                  base, r->len < 60 ? r->len : 60);
         return;
     }
-    uint64_t sent = ts_pop(c);
+    struct bm_req rq;
+    uint64_t sent = ts_pop(c, e->cluster ? &rq : NULL);
+    struct bm_nstat *ns = NULL;
+    if (e->cluster) {
+        if (rq.flags & BM_RQ_ASKING)
+            return; /* the reply to ASKING: its request's follows */
+        w->conns[c->grp].gout--;
+        if (r->is_error && cl_redirect(w, c, &rq, sent, base + r->msg.off, r->msg.len) == 0)
+            return;
+        ns = &w->ns[c->node];
+        if (r->is_error && r->msg.len >= 8 && !memcmp(base + r->msg.off, "TRYAGAIN", 8))
+            w->res.tryagain++;
+        if (r->is_error && r->msg.len >= 11 && !memcmp(base + r->msg.off, "CLUSTERDOWN", 11))
+            w->res.clusterdown++;
+    }
     if (c->role == ROLE_PUBLISHER) {
         atomic_fetch_sub(&e->ps_outstanding, 1);
         if (r->is_error) {
@@ -494,6 +674,13 @@ static void on_reply(struct bm_worker *w, struct bm_conn *c, const struct bm_rep
         w->res.in_window++;
     w->res.last_reply = now;
     atomic_fetch_add_explicit(&w->prog_done, 1, memory_order_relaxed);
+    if (ns) {
+        hist_record(ns->hist, lat);
+        ns->completed++;
+        if (w->st.requests || now <= w->st.t_end)
+            ns->in_window++;
+        ns->errors += r->is_error != 0;
+    }
     if (r->is_error) {
         w->res.errors++;
         atomic_fetch_add_explicit(&w->prog_errors, 1, memory_order_relaxed);
@@ -546,7 +733,7 @@ static void conn_read(struct bm_worker *w, struct bm_conn *c)
             }
             on_reply(w, c, &r, c->rbuf + c->rpos, now);
             c->rpos += r.len;
-            if (is_fatal(w->eng))
+            if (is_fatal(w->eng) || c->fd < 0)
                 return;
         }
         if (c->rpos == c->rlen)
@@ -649,6 +836,14 @@ static void run_step(struct bm_worker *w)
     uint64_t connect_deadline = st->t0 + (uint64_t)(cfg->connect_timeout * 1e9);
 
     memset(&w->res, 0, sizeof(w->res));
+    if (w->ns) {
+        for (int i = 0; i < e->maxn; i++) {
+            struct hist *h = w->ns[i].hist;
+            memset(&w->ns[i], 0, sizeof(w->ns[i]));
+            hist_reset(h);
+            w->ns[i].hist = h;
+        }
+    }
     hist_reset(w->hist);
     hist_reset(w->lag);
     if (w->live) {
@@ -674,7 +869,7 @@ static void run_step(struct bm_worker *w)
         if (st->kind == STEP_CONNECT) {
             int ready = 0;
             for (int i = 0; i < w->nconns; i++)
-                ready += w->conns[i].state == CS_READY;
+                ready += w->conns[i].state == CS_READY || w->conns[i].state == CS_UNUSED;
             if (ready == w->nconns)
                 break;
             if (now >= connect_deadline) {
@@ -884,6 +1079,14 @@ int bm_engine_start(struct bm_engine *e, const struct bm_config *cfg, char *err,
     e->cfg = cfg;
     if (resolve(e, cfg, err, errcap) < 0)
         return -1;
+    if (cfg->cluster) {
+        if (bm_cluster_discover(&e->cl, cfg, err, errcap) < 0) {
+            bm_cluster_free(&e->cl);
+            return -1;
+        }
+        e->cluster = 1;
+        e->maxn = e->cl.maxn;
+    }
     build_handshake(e, cfg);
     e->nconns = cfg->pubsub ? cfg->publishers + cfg->subscribers : cfg->clients;
     e->nsched_total = cfg->pubsub ? cfg->publishers : cfg->clients;
@@ -898,10 +1101,18 @@ int bm_engine_start(struct bm_engine *e, const struct bm_config *cfg, char *err,
         struct bm_worker *w = &e->w[t];
         w->id = t;
         w->eng = e;
-        w->nconns = e->nconns / e->nw + (t < e->nconns % e->nw);
+        int nclients = e->nconns / e->nw + (t < e->nconns % e->nw);
+        int per = e->cluster ? e->maxn : 1; /* connections per client */
+        w->nconns = nclients * per;
         w->conns = xmalloc(sizeof(struct bm_conn) * (size_t)w->nconns);
         memset(w->conns, 0, sizeof(struct bm_conn) * (size_t)w->nconns);
         w->sched = xmalloc(sizeof(int) * (size_t)w->nconns);
+        if (e->cluster) {
+            w->ns = xmalloc(sizeof(struct bm_nstat) * (size_t)e->maxn);
+            memset(w->ns, 0, sizeof(struct bm_nstat) * (size_t)e->maxn);
+            for (int n = 0; n < e->maxn; n++)
+                w->ns[n].hist = hist_new();
+        }
         w->hist = hist_new();
         w->lag = hist_new();
         if (cfg->progress) {
@@ -928,12 +1139,28 @@ int bm_engine_start(struct bm_engine *e, const struct bm_config *cfg, char *err,
          * sorted by g (and by schedule slot). */
         for (int i = 0; i < w->nconns; i++) {
             struct bm_conn *c = &w->conns[i];
-            int g = t + i * e->nw;
+            int g = t + (i / per) * e->nw;
             c->fd = -1;
             c->id = g;
             c->state = CS_DEAD;
-            w->ndead++;
             bm_rp_init(&c->rp);
+            if (e->cluster) {
+                /* client g: conns [grp, grp + maxn), one per node; the
+                 * nodes found by discovery are connected now, the others
+                 * when a redirect first names them */
+                c->node = i % per;
+                c->grp = i - c->node;
+                if (c->node >= e->cl.ninitial)
+                    c->state = CS_UNUSED;
+                if (c->node) {
+                    c->role = ROLE_CLIENT;
+                    c->sid = -1;
+                    if (c->state == CS_DEAD)
+                        w->ndead++;
+                    continue;
+                }
+            }
+            w->ndead++;
             if (cfg->pubsub && g >= cfg->publishers) {
                 c->role = ROLE_SUBSCRIBER;
                 c->sid = -1;
@@ -1019,10 +1246,16 @@ void bm_engine_stop(struct bm_engine *e)
             free(c->wbuf);
             free(c->rbuf);
             free(c->ts);
+            free(c->rq);
             free(c->sub_cmd);
         }
         free(w->conns);
         free(w->sched);
+        if (w->ns) {
+            for (int n = 0; n < e->maxn; n++)
+                hist_free(w->ns[n].hist);
+            free(w->ns);
+        }
         hist_free(w->hist);
         hist_free(w->lag);
         if (w->live) {
@@ -1035,6 +1268,8 @@ void bm_engine_stop(struct bm_engine *e)
     }
     free(e->w);
     free(e->hs);
+    if (e->cluster)
+        bm_cluster_free(&e->cl);
     pthread_mutex_destroy(&e->mu);
     pthread_cond_destroy(&e->cv_go);
     pthread_cond_destroy(&e->cv_done);

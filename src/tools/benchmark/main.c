@@ -34,6 +34,9 @@ static void usage(FILE *f)
 "  -a PASSWORD             AUTH password        --user USER   ACL user for AUTH\n"
 "  --db N                  SELECT N on every connection (default 0)\n"
 "  --resp 2|3              protocol; 3 sends HELLO 3 (default 2)\n"
+"  --cluster               Redis Cluster: -h/-p is a seed node; CLUSTER SLOTS finds the\n"
+"                          masters, each client gets a connection to every master,\n"
+"                          each request goes to its key's owner (MOVED/ASK followed)\n"
 "Load:\n"
 "  --threads N             worker threads, one epoll loop each (default 1)\n"
 "  --clients N, -c N       connections in TOTAL, spread over the threads (default 50)\n"
@@ -75,7 +78,7 @@ enum {
     O_RATIO, O_DATA_SIZE, O_KEY_SPACE, O_KEY_PATTERN, O_PRELOAD, O_RATE, O_SWEEP, O_RUNS,
     O_RESP, O_JSON, O_HELP, O_DB, O_ZIPF_S, O_PUBSUB, O_PUBLISHERS, O_SUBSCRIBERS, O_CHANNELS,
     O_PAYLOAD, O_QUIET, O_WARMUP, O_SEED, O_PRELOAD_CMD, O_USER, O_MAX_OUT, O_DRAIN,
-    O_CONNECT_TIMEOUT, O_NO_PROGRESS,
+    O_CONNECT_TIMEOUT, O_NO_PROGRESS, O_CLUSTER,
 };
 
 static const struct option long_opts[] = {
@@ -113,6 +116,7 @@ static const struct option long_opts[] = {
     {"drain-timeout", required_argument, 0, O_DRAIN},
     {"connect-timeout", required_argument, 0, O_CONNECT_TIMEOUT},
     {"no-progress", no_argument, 0, O_NO_PROGRESS},
+    {"cluster", no_argument, 0, O_CLUSTER},
     {0, 0, 0, 0},
 };
 
@@ -422,6 +426,7 @@ int main(int argc, char **argv)
             cfg.connect_timeout = parse_double(optarg, "--connect-timeout", 0);
             break;
         case O_NO_PROGRESS: no_progress = 1; break;
+        case O_CLUSTER: cfg.cluster = 1; break;
         case O_HELP: usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -438,6 +443,10 @@ int main(int argc, char **argv)
         die("%s: --pubsub takes no workload or --preload", "options");
     if (cfg.nsweep && cfg.rate > 0)
         die("%s: give --rate or --sweep, not both", "options");
+    if (cfg.cluster && cfg.pubsub)
+        die("%s: --pubsub is not supported with --cluster", "options");
+    if (cfg.cluster && cfg.db != 0)
+        die("%s: a cluster has only database 0 (no --db with --cluster)", "options");
     if (cfg.pubsub && !cfg.nsweep && cfg.rate <= 0)
         cfg.rate = 10000;
     int open_loop = cfg.pubsub || cfg.nsweep || cfg.rate > 0;
@@ -487,6 +496,14 @@ int main(int argc, char **argv)
                                                    : "SET key:__rand_int__ __data__",
                                cfg.data_size, err, sizeof(err)) < 0)
             die("%s", err);
+        if (cfg.cluster &&
+            (bm_cluster_check_workload(&wl,
+                                       cfg.command ? "--command"
+                                       : cfg.have_ratio ? "--ratio" : "--workload",
+                                       err, sizeof(err)) < 0 ||
+             (cfg.preload &&
+              bm_cluster_check_workload(&preload_wl, "--preload-command", err, sizeof(err)) < 0)))
+            die("%s", err);
     }
 
     char *cmdline = join_args(argc, argv);
@@ -500,6 +517,15 @@ int main(int argc, char **argv)
         return 1;
     }
     eng.workload = &wl;
+    if (cfg.cluster && !cfg.quiet) {
+        printf("  cluster: %d masters", eng.cl.ninitial);
+        for (int i = 0; i < eng.cl.ninitial; i++)
+            printf("%s%s", i ? ", " : " (", eng.cl.nodes[i].name);
+        printf("), a connection to each per client");
+        if (eng.cl.uncovered)
+            printf(", %d slots served by no master", eng.cl.uncovered);
+        printf("\n");
+    }
     struct hist *h = hist_new(), *lag = hist_new();
     uint64_t wall_ns;
     double cpu_s;
@@ -524,9 +550,18 @@ int main(int argc, char **argv)
                    (unsigned long long)r.requests, r.duration_s, r.achieved_rps,
                    (unsigned long long)r.errors, r.first_error[0] ? ", first: " : "",
                    r.first_error);
+        if (!cfg.quiet && cfg.cluster) {
+            printf("preload per node:");
+            for (int k = 0; k < r.nnodes; k++)
+                printf("%s %s %llu", k ? "," : "", r.nodes[k].name,
+                       (unsigned long long)r.nodes[k].requests);
+            printf("; %llu MOVED, %llu ASK\n", (unsigned long long)r.moved,
+                   (unsigned long long)r.ask);
+        }
         if (r.errors && cfg.quiet)
             fprintf(stderr, "hotkv-benchmark: preload: %llu errors, first: %s\n",
                     (unsigned long long)r.errors, r.first_error);
+        bm_result_free(&r);
     }
 
     int nsteps = cfg.nsweep ? cfg.nsweep : 1;
@@ -585,9 +620,13 @@ int main(int argc, char **argv)
                 else
                     printf("run %d step %d: requested %.0f/s, achieved %.0f/s (%s)", run, i + 1,
                            r->requested_rps, r->achieved_rps, r->held ? "held" : "NS");
-                printf(", p50 %.3f ms, p99 %.3f ms, p99.9 %.3f ms, max %.3f ms, errors %llu%s\n",
+                printf(", p50 %.3f ms, p99 %.3f ms, p99.9 %.3f ms, max %.3f ms, errors %llu",
                        r->p50_ms, r->p99_ms, r->p999_ms, r->max_ms,
-                       (unsigned long long)r->errors, r->saturated ? " (generator saturated)" : "");
+                       (unsigned long long)r->errors);
+                if (cfg.cluster)
+                    printf(", MOVED %llu, ASK %llu", (unsigned long long)r->moved,
+                           (unsigned long long)r->ask);
+                printf("%s\n", r->saturated ? " (generator saturated)" : "");
                 fflush(stdout);
             }
         }
@@ -596,6 +635,8 @@ int main(int argc, char **argv)
         if (!cfg.quiet)
             printf("\n");
         bm_print_table(stdout, res, nres, cfg.nsweep > 0);
+        if (cfg.cluster)
+            bm_print_cluster(stdout, res, nres);
         if (cfg.runs > 1 || cfg.nsweep > 1)
             bm_print_summary(stdout, res, nres, nsteps, cfg.runs);
         bm_print_notes(stdout, res, nres);
@@ -610,6 +651,8 @@ int main(int argc, char **argv)
     bm_engine_stop(&eng);
     hist_free(h);
     hist_free(lag);
+    for (int i = 0; i < nres; i++)
+        bm_result_free(&res[i]);
     free(res);
     free(cmdline);
     free(cfg.sweep);

@@ -23,6 +23,55 @@ static double ns_ms(uint64_t ns)
     return (double)ns / 1e6;
 }
 
+/* --cluster: per node, all workers merged; nodes that never answered
+ * (spares) are left out. */
+static void fill_cluster(struct bm_result *r, const struct bm_engine *e, const struct bm_step *st)
+{
+    int nn = atomic_load((_Atomic int *)&e->cl.nnodes);
+    if (nn > e->maxn)
+        nn = e->maxn;
+    struct hist *h = hist_new();
+    r->nodes = calloc((size_t)nn, sizeof(*r->nodes));
+    if (!r->nodes)
+        abort();
+    for (int i = 0; i < e->nw; i++) {
+        r->moved += e->w[i].res.moved;
+        r->ask += e->w[i].res.ask;
+        r->tryagain += e->w[i].res.tryagain;
+        r->clusterdown += e->w[i].res.clusterdown;
+    }
+    for (int n = 0; n < nn; n++) {
+        struct bm_node_result *nr = &r->nodes[r->nnodes];
+        uint64_t completed = 0, in_window = 0;
+        hist_reset(h);
+        memset(nr, 0, sizeof(*nr));
+        for (int i = 0; i < e->nw; i++) {
+            const struct bm_nstat *ns = &e->w[i].ns[n];
+            hist_merge(h, ns->hist);
+            completed += ns->completed;
+            in_window += ns->in_window;
+            nr->error_replies += ns->errors;
+            nr->lost += ns->lost;
+            nr->moved += ns->moved;
+            nr->ask += ns->ask;
+        }
+        if (n >= e->cl.ninitial && !completed && !nr->lost && !nr->moved && !nr->ask)
+            continue;
+        snprintf(nr->name, sizeof(nr->name), "%s", e->cl.nodes[n].name);
+        nr->requests = completed;
+        nr->errors = nr->error_replies + nr->lost;
+        nr->achieved_rps = (double)(st->requests ? completed : in_window) / r->duration_s;
+        nr->p50_ms = ns_ms(hist_percentile(h, 50));
+        nr->p90_ms = ns_ms(hist_percentile(h, 90));
+        nr->p99_ms = ns_ms(hist_percentile(h, 99));
+        nr->p999_ms = ns_ms(hist_percentile(h, 99.9));
+        nr->max_ms = ns_ms(h->total ? h->max : 0);
+        nr->mean_ms = hist_mean(h) / 1e6;
+        r->nnodes++;
+    }
+    hist_free(h);
+}
+
 void bm_result_fill(struct bm_result *r, const struct bm_engine *e, const struct bm_step *st,
                     const struct hist *h, const struct hist *lag, uint64_t wall_ns,
                     double cpu_s)
@@ -88,6 +137,15 @@ void bm_result_fill(struct bm_result *r, const struct bm_engine *e, const struct
     /* Under half a second, set-up costs dominate: too short to judge. */
     r->saturated = r->wall_s >= 0.5 && (r->cpu_pct > BM_SATURATED_PCT ||
                                         r->thread_cpu_max_pct > BM_SATURATED_PCT);
+    if (e->cluster)
+        fill_cluster(r, e, st);
+}
+
+void bm_result_free(struct bm_result *r)
+{
+    free(r->nodes);
+    r->nodes = NULL;
+    r->nnodes = 0;
 }
 
 static const char *pattern_name(int p)
@@ -147,6 +205,31 @@ void bm_print_table(FILE *f, const struct bm_result *res, int n, int sweep)
                 r->run, r->step, req, ach, held_str(r->held), (unsigned long long)r->requests,
                 (unsigned long long)r->errors, r->p50_ms, r->p90_ms, r->p99_ms, r->p999_ms,
                 r->p9999_ms, r->max_ms, r->cpu_pct, r->saturated ? "!" : "");
+    }
+}
+
+void bm_print_cluster(FILE *f, const struct bm_result *res, int n)
+{
+    fprintf(f, "\nper cluster node (MOVED, ASK: redirects that node answered, each request "
+               "then sent again to the node named)\n");
+    fprintf(f, "%-3s %-4s %-24s %11s %10s %7s %9s %9s %9s %7s %7s\n", "run", "step", "node",
+            "achieved/s", "requests", "errors", "p50 ms", "p99 ms", "max ms", "MOVED", "ASK");
+    for (int i = 0; i < n; i++) {
+        const struct bm_result *r = &res[i];
+        char ach[32];
+        for (int k = 0; k < r->nnodes; k++) {
+            const struct bm_node_result *nr = &r->nodes[k];
+            fmt_rate(ach, sizeof(ach), nr->achieved_rps);
+            fprintf(f, "%-3d %-4d %-24s %11s %10llu %7llu %9.3f %9.3f %9.3f %7llu %7llu\n",
+                    r->run, r->step, nr->name, ach, (unsigned long long)nr->requests,
+                    (unsigned long long)nr->errors, nr->p50_ms, nr->p99_ms, nr->max_ms,
+                    (unsigned long long)nr->moved, (unsigned long long)nr->ask);
+        }
+        fmt_rate(ach, sizeof(ach), r->achieved_rps);
+        fprintf(f, "%-3d %-4d %-24s %11s %10llu %7llu %9.3f %9.3f %9.3f %7llu %7llu\n", r->run,
+                r->step, "total", ach, (unsigned long long)r->requests,
+                (unsigned long long)r->errors, r->p50_ms, r->p99_ms, r->max_ms,
+                (unsigned long long)r->moved, (unsigned long long)r->ask);
     }
 }
 
@@ -289,6 +372,39 @@ static void json_held(FILE *f, int held)
     fputs(held < 0 ? "null" : held ? "true" : "false", f);
 }
 
+static void json_cluster(FILE *f, const struct bm_result *r)
+{
+    fprintf(f,
+            ",\n     \"cluster\": {\"moved\": %llu, \"ask\": %llu, \"tryagain\": %llu, "
+            "\"clusterdown\": %llu, \"nodes\": [",
+            (unsigned long long)r->moved, (unsigned long long)r->ask,
+            (unsigned long long)r->tryagain, (unsigned long long)r->clusterdown);
+    for (int k = 0; k < r->nnodes; k++) {
+        const struct bm_node_result *nr = &r->nodes[k];
+        fputs(k ? ",\n       {\"node\": " : "\n       {\"node\": ", f);
+        json_str(f, nr->name);
+        fputs(", \"achieved_rps\": ", f);
+        json_num(f, nr->achieved_rps);
+        fprintf(f,
+                ", \"requests\": %llu, \"errors\": %llu, \"error_replies\": %llu, "
+                "\"lost\": %llu, \"moved\": %llu, \"ask\": %llu",
+                (unsigned long long)nr->requests, (unsigned long long)nr->errors,
+                (unsigned long long)nr->error_replies, (unsigned long long)nr->lost,
+                (unsigned long long)nr->moved, (unsigned long long)nr->ask);
+        const struct {
+            const char *k;
+            double v;
+        } lat[] = {{"mean_ms", nr->mean_ms}, {"p50_ms", nr->p50_ms}, {"p90_ms", nr->p90_ms},
+                   {"p99_ms", nr->p99_ms},   {"p999_ms", nr->p999_ms}, {"max_ms", nr->max_ms}};
+        for (size_t i = 0; i < sizeof(lat) / sizeof(lat[0]); i++) {
+            fprintf(f, ", \"%s\": ", lat[i].k);
+            json_num(f, lat[i].v);
+        }
+        fputs("}", f);
+    }
+    fputs("]}", f);
+}
+
 static void json_result(FILE *f, const struct bm_result *r)
 {
     fprintf(f, "    {\"run\": %d, \"step\": %d, \"mode\": \"%s\", ", r->run, r->step,
@@ -348,6 +464,8 @@ static void json_result(FILE *f, const struct bm_result *r)
         json_str(f, r->first_disconnect);
     else
         fputs("null", f);
+    if (r->nodes)
+        json_cluster(f, r);
     fputs("}", f);
 }
 
@@ -410,7 +528,10 @@ int bm_write_json(const char *path, const struct bm_config *cfg, const struct bm
     }
     fprintf(f, "], \"runs\": %d, \"warmup_s\": ", runs);
     json_num(f, cfg->warmup);
-    fprintf(f, ", \"cpus\": %d},\n  \"steps\": [\n", cfg->ncpu);
+    fprintf(f, ", \"cpus\": %d", cfg->ncpu);
+    if (cfg->cluster)
+        fputs(", \"cluster\": true", f);
+    fputs("},\n  \"steps\": [\n", f);
     for (int i = 0; i < n; i++) {
         json_result(f, &res[i]);
         fputs(i + 1 < n ? ",\n" : "\n", f);

@@ -159,6 +159,13 @@ int bm_template_compile(struct bm_template *t, const char *text, size_t data_siz
             }
         }
         gb_fmt(&b, "$", alen);
+        if (i == 0) {
+            t->cmd_off = b.len;
+            t->cmd_len = alen;
+        } else if (i == 1) {
+            t->arg1_off = b.len;
+            t->arg1_len = alen;
+        }
         for (const char *s = w; *s;) {
             if (!strncmp(s, RAND_TOKEN, strlen(RAND_TOKEN))) {
                 if ((size_t)t->nkeys == kcap) {
@@ -182,6 +189,7 @@ int bm_template_compile(struct bm_template *t, const char *text, size_t data_siz
         free(words[i]);
     }
     free(words);
+    t->argc = nw;
     t->text = xstrdup(text);
     t->bytes = b.p;
     t->len = b.len;

@@ -27,6 +27,9 @@ struct bm_template {
     size_t len;
     size_t *key_offs;  /* offsets of the 12-digit key slots in bytes */
     int nkeys;
+    int argc;          /* words of the command */
+    size_t cmd_off, cmd_len;         /* the command name in bytes */
+    size_t arg1_off, arg1_len;       /* the first argument (argc >= 2): the key in --cluster */
 };
 
 struct bm_workload {
