@@ -20,6 +20,7 @@
 #include "cmd/persistence.h"
 #include "cmd/repl.h"
 #include "cmd/slowlog.h"
+#include "cmd/migrate.h"
 #include "script/script.h"
 
 #define W CMD_WRITE
@@ -240,6 +241,7 @@ struct cmd cmd_table[] = {
 #include "cmd/t_stream.tab"
 #include "cmd/t_vset.tab"
 #include "cmd/t_dump.tab"
+#include "cmd/migrate.tab"
 #include "cmd/t_sort.tab"
 #include "cmd/t_hll.tab"
 #include "cmd/multi.tab"
@@ -564,6 +566,7 @@ const struct cmd_doc cmd_docs[] = {
 #include "cmd/t_stream.docs"
 #include "cmd/t_vset.docs"
 #include "cmd/t_dump.docs"
+#include "cmd/migrate.docs"
 #include "cmd/t_sort.docs"
 #include "cmd/t_hll.docs"
 #include "cmd/t_bitops.docs"

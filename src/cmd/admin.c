@@ -675,6 +675,7 @@ static const struct {
     {CMD_NO_MULTI, "no_multi"},
     {CMD_MOVABLE_KEYS, "movablekeys"},
     {CMD_ALLOW_BUSY, "allow_busy"},
+    {CMD_ASKING, "asking"},
 };
 
 static const struct {
@@ -1489,6 +1490,10 @@ static const char *variable_key_flags(const struct cmd *cmd, int key, int argc, 
         }
         return readonly ? "RO access" : "RW access update";
     }
+    /* MIGRATE's keys, found by migrate_getkeys (its KEYS spec is
+     * incomplete): each one read and deleted, as Redis's key finder says. */
+    if (!strcmp(cmd->name, "migrate"))
+        return "RW access delete";
     return NULL;
 }
 

@@ -50,6 +50,9 @@ typedef void cmd_fn(struct client *c);
 #define CMD_NO_MULTI (1u << 16)
 #define CMD_MOVABLE_KEYS (1u << 17)
 #define CMD_ALLOW_BUSY (1u << 18)
+/* Redis's "asking" (RESTORE-ASKING): served for a key being imported in
+ * cluster mode after ASKING; reported only, standalone ignores it. */
+#define CMD_ASKING (1u << 19)
 /* HotKV-only (not reported): run with every shard lock held. */
 #define CMD_ALL_LOCKS (1u << 24)
 /* HotKV-only: handler takes its own locks (e.g. SCAN walks slots). */

@@ -14,6 +14,7 @@
 #include "cmd.h"
 #include "evict.h"
 #include "memstats.h"
+#include "migrate.h"
 #include "monitor.h"
 #include "multi.h"
 #include "pause.h"
@@ -67,6 +68,7 @@ static void loop_thread_exit(struct worker *w)
     (void)w;
     prop_thread_unregister();
     evict_thread_exit();
+    migrate_thread_exit(); /* this worker's cached MIGRATE connections */
 }
 
 static long long loop_next_timeout(struct worker *w, long long now_ms)
@@ -95,6 +97,8 @@ static void loop_cron(struct worker *w)
     tracking_cron(w);
     /* This worker's client buffers, for INFO memory / MEMORY STATS. */
     memstats_worker_cron(w);
+    /* MIGRATE's cached target connections idle for 10 s (thread-local). */
+    migrate_cron();
     /* FAILOVER's progress (worker 0). */
     if (w->id == 0)
         repl_failover_cron();

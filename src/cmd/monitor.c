@@ -9,6 +9,7 @@
 
 #include "../base/mem.h"
 #include "commands.h"
+#include "migrate.h"
 #include "multi.h"
 
 /* One per client in monitor mode.  `c` is NULL once the client left
@@ -81,6 +82,8 @@ static int redacted(const struct client *c, const struct cmd *cmd, int i)
 {
     if (cmd->fn == auth_command)
         return i >= 1;
+    if (cmd->fn == migrate_command) /* AUTH / AUTH2 credentials */
+        return migrate_arg_redacted(c->argc, (const char *const *)c->argv, c->argvlen, i);
     if (cmd->fn == hello_command) {
         /* HELLO [protover [AUTH user pass] [SETNAME name]]: walk the options
          * as HELLO parses them, so a name that reads "auth" is not one. */

@@ -17,6 +17,7 @@
 #include "../base/mem.h"
 #include "../base/util.h"
 #include "commands.h"
+#include "migrate.h"
 
 #define SLOWLOG_MAX_ARGC 32
 #define SLOWLOG_MAX_STRING 128
@@ -65,6 +66,8 @@ int cmd_arg_redacted(const struct cmd *cmd, int argc, const char *const *argv, c
         return str_eq_nocase(argv[i - 1], lens[i - 1], "requirepass") ||
                str_eq_nocase(argv[i - 1], lens[i - 1], "masterauth");
     }
+    if (cmd->fn == migrate_command) /* AUTH / AUTH2 credentials */
+        return migrate_arg_redacted(argc, argv, lens, i);
     return 0;
 }
 

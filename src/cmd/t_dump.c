@@ -25,6 +25,28 @@
 #define ERR_BAD_FORMAT "ERR Bad data format"
 #define ERR_BUSYKEY "BUSYKEY Target key name already exists."
 
+int dump_payload(struct entry *e, struct rdb_out *o)
+{
+    int ver = __atomic_load_n(&cfg.rdb_version, __ATOMIC_RELAXED);
+    if (ver < 10 || ver > RDB_VERSION_MAX)
+        ver = RDB_VERSION_DEFAULT;
+    rdb_out_init_mem(o);
+    o->compress = __atomic_load_n(&cfg.rdbcompression, __ATOMIC_RELAXED);
+    if (rdb_save_value(o, e, ver) < 0) {
+        rdb_out_free(o);
+        return -1;
+    }
+    unsigned char foot[10];
+    foot[0] = (unsigned char)(ver & 0xff);
+    foot[1] = (unsigned char)((ver >> 8) & 0xff);
+    rdb_w_raw(o, foot, 2);
+    uint64_t crc = crc64(0, o->buf, o->len);
+    for (int i = 0; i < 8; i++)
+        foot[i] = (unsigned char)(crc >> (8 * i));
+    rdb_w_raw(o, foot, 8);
+    return 0;
+}
+
 void dump_command(struct client *c)
 {
     struct entry *e = db_get(c->db, kslot(c, 1), c->argv[1], c->argvlen[1], 0);
@@ -32,25 +54,11 @@ void dump_command(struct client *c)
         reply_null(&c->out);
         return;
     }
-    int ver = __atomic_load_n(&cfg.rdb_version, __ATOMIC_RELAXED);
-    if (ver < 10 || ver > RDB_VERSION_MAX)
-        ver = RDB_VERSION_DEFAULT;
     struct rdb_out o;
-    rdb_out_init_mem(&o);
-    o.compress = __atomic_load_n(&cfg.rdbcompression, __ATOMIC_RELAXED);
-    if (rdb_save_value(&o, e, ver) < 0) {
-        rdb_out_free(&o);
-        reply_error(&c->out, "ERR DUMP failed: the value cannot be serialized");
+    if (dump_payload(e, &o) < 0) {
+        reply_error(&c->out, ERR_DUMP_FAILED);
         return;
     }
-    unsigned char foot[10];
-    foot[0] = (unsigned char)(ver & 0xff);
-    foot[1] = (unsigned char)((ver >> 8) & 0xff);
-    rdb_w_raw(&o, foot, 2);
-    uint64_t crc = crc64(0, o.buf, o.len);
-    for (int i = 0; i < 8; i++)
-        foot[i] = (unsigned char)(crc >> (8 * i));
-    rdb_w_raw(&o, foot, 8);
     reply_bulk(&c->out, (const char *)o.buf, o.len);
     rdb_out_free(&o);
 }
