@@ -24,7 +24,7 @@ CFLAGS := $(CFLAGS_BASE) $(OPT) $(SANFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS := -pthread $(SANFLAGS)
 LDLIBS := $(MALLOC_LIB) -llua5.1 -luring -lssl -lcrypto -lm
 
-SRCS := $(wildcard src/base/*.c src/proto/*.c src/ds/*.c src/db/*.c src/types/*.c src/net/*.c src/cmd/*.c src/config/*.c src/script/*.c src/persist/*.c) src/server.c src/commands.c
+SRCS := $(wildcard src/base/*.c src/proto/*.c src/ds/*.c src/db/*.c src/types/*.c src/net/*.c src/cmd/*.c src/config/*.c src/script/*.c src/persist/*.c src/cluster/*.c) src/server.c src/commands.c
 OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRCS))
 MAIN_OBJ := $(BUILD)/obj/main.o
 

@@ -32,10 +32,11 @@ LAYERS = [
     ("types", ["base", "ds", "db", "server.h"]),
     ("net", ["base", "ds", "proto", "server.h", "db"]),
     ("persist", ["base", "ds", "proto", "server.h", "db", "types", "net"]),
-    ("cmd", ["base", "ds", "proto", "server.h", "db", "types", "net", "persist"]),
-    ("script", ["base", "ds", "proto", "server.h", "db", "types", "net", "persist", "cmd"]),
-    ("config", ["base", "ds", "proto", "server.h", "db", "types", "net", "persist", "cmd", "script"]),
-    ("top", ["base", "ds", "proto", "server.h", "db", "types", "net", "persist", "cmd", "script", "config"]),
+    ("cluster", ["base", "ds", "proto", "server.h", "db", "types", "net", "persist"]),
+    ("cmd", ["base", "ds", "proto", "server.h", "db", "types", "net", "persist", "cluster"]),
+    ("script", ["base", "ds", "proto", "server.h", "db", "types", "net", "persist", "cluster", "cmd"]),
+    ("config", ["base", "ds", "proto", "server.h", "db", "types", "net", "persist", "cluster", "cmd", "script"]),
+    ("top", ["base", "ds", "proto", "server.h", "db", "types", "net", "persist", "cluster", "cmd", "script", "config"]),
 ]
 ALLOWED = dict(LAYERS)
 ORDER = [n for n, _ in LAYERS]

@@ -20,6 +20,7 @@
 #include "cmd/persistence.h"
 #include "cmd/repl.h"
 #include "cmd/slowlog.h"
+#include "cluster/cluster.h"
 #include "cmd/migrate.h"
 #include "script/script.h"
 
@@ -246,6 +247,7 @@ struct cmd cmd_table[] = {
 #include "cmd/t_hll.tab"
 #include "cmd/multi.tab"
 #include "cmd/slowlog.tab"
+#include "cluster/cluster.tab"
 #include "cmd/acl.tab"
 #include "script/script.tab"
     /* connection */
@@ -572,6 +574,7 @@ const struct cmd_doc cmd_docs[] = {
 #include "cmd/t_bitops.docs"
 #include "cmd/multi.docs"
 #include "cmd/slowlog.docs"
+#include "cluster/cluster.docs"
 #include "cmd/acl.docs"
 #include "script/script.docs"
 #include "cmd/persistence.docs"

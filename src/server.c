@@ -17,12 +17,16 @@
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/util.h"
+#include "cluster/cluster.h"
 #include "cmd/acl.h"
 #include "cmd/commands.h"
 #include "cmd/evict.h"
 #include "cmd/loop.h"
 #include "cmd/memstats.h"
 #include "cmd/notify.h"
+#include "cmd/pause.h"
+#include "cmd/pubsub.h"
+#include "cmd/repl.h"
 #include "config/config.h"
 #include "cmd/cmd.h"
 #include "db/object.h"
@@ -159,6 +163,17 @@ int server_main(int argc, char **argv)
      * reach the shared total that maxmemory checks read (base/mem.h): the
      * main thread calls nothing that would publish it later. */
     mem_publish();
+    /* cluster-enabled: this node's identity and view from nodes.conf. */
+    cluster_pause_writes = pause_failover_writes;
+    cluster_deliver_publish = pubsub_deliver_from_bus;
+    cluster_became_replica = unblock_everywhere;
+    if (cluster_init(err, sizeof(err)) < 0) {
+        log_msg(LL_WARNING, "%s", err);
+        lazyfree_stop();
+        if (pidfile)
+            unlink(pidfile);
+        return 1;
+    }
     repl_start(); /* before the workers: a PSYNC may come at once */
     if (workers_start(cfg.threads) < 0) {
         log_msg(LL_WARNING, "Failed listening on port %d (tcp), aborting.", cfg.port);
@@ -168,6 +183,12 @@ int server_main(int argc, char **argv)
     }
     persist_start();
     replica_start(); /* after the workers: the link becomes a client of one */
+    if (cluster_start(err, sizeof(err)) < 0) {
+        log_msg(LL_WARNING, "%s", err);
+        if (pidfile)
+            unlink(pidfile);
+        _exit(1);
+    }
     log_msg(LL_NOTICE, "Server initialized with %d worker threads", cfg.threads);
     log_msg(LL_NOTICE, "Ready to accept connections tcp");
 
@@ -187,6 +208,7 @@ int server_main(int argc, char **argv)
     }
     log_msg(LL_WARNING, "User requested shutdown...");
     atomic_store(&server_shutdown, 1);
+    cluster_stop();
     replica_stop();
     workers_wake_all();
     workers_join();

@@ -59,6 +59,21 @@ struct config {
     int replica_read_only, replica_serve_stale_data, replica_ignore_maxmemory, replica_priority;
     int replica_announce_port, replica_announced, repl_diskless_load, replica_lazy_flush;
     int replica_ignore_disk_write_errors;
+    /* Cluster mode (cluster/cluster.c; docs/config.md, "Cluster"):
+     * cluster-enabled (read once at start-up), cluster-config-file,
+     * cluster-port (0: port + 10000), cluster-node-timeout (ms),
+     * cluster-announce-*, cluster-require-full-coverage,
+     * cluster-allow-reads-when-down, cluster-allow-pubsubshard-when-down,
+     * cluster-replica-no-failover, cluster-replica-validity-factor,
+     * cluster-migration-barrier, cluster-allow-replica-migration,
+     * cluster-preferred-endpoint-type (0 ip, 1 hostname, 2 unknown-endpoint),
+     * cluster-link-sendbuf-limit (bytes, 0: none). */
+    int cluster_enabled, cluster_port, cluster_require_full_coverage, cluster_allow_reads_when_down;
+    int cluster_allow_pubsubshard_when_down, cluster_replica_no_failover, cluster_replica_validity_factor;
+    int cluster_migration_barrier, cluster_allow_replica_migration, cluster_preferred_endpoint_type;
+    int cluster_announce_port, cluster_announce_bus_port, cluster_announce_tls_port;
+    char *cluster_config_file, *cluster_announce_ip, *cluster_announce_hostname, *cluster_announce_human_nodename;
+    long long cluster_node_timeout, cluster_ping_interval, cluster_link_sendbuf_limit;
     char *logfile;
     int loglevel;
     int daemonize;

@@ -68,6 +68,7 @@
 #include "pause.h"
 #include "persistence.h"
 #include "pubsub.h"
+#include "../cluster/cluster.h"
 #include "../persist/aof.h"
 #include "../persist/repl.h"
 #include "../persist/snapshot.h"
@@ -612,7 +613,7 @@ void info_command(struct client *c)
             sb_printf(&b, "# Latencystats\r\n");
             latency_info(info_emit, &b);
             break;
-        case SEC_CLUSTER: sb_printf(&b, "# Cluster\r\ncluster_enabled:0\r\n"); break;
+        case SEC_CLUSTER: sb_printf(&b, "# Cluster\r\ncluster_enabled:%d\r\n", cluster_on ? 1 : 0); break;
         case SEC_KEYSPACE: info_keyspace(&b, ku->keys, ku->expires, ku->ndb); break;
         default: break;
         }

@@ -35,6 +35,7 @@
 #include "../persist/repl.h"
 #include "repl.h"
 #include "../persist/replica.h"
+#include "../cluster/cluster.h"
 
 
 unsigned (*cmd_script_flags)(struct client *c, const struct cmd *cmd);
@@ -264,6 +265,93 @@ static void reply_busy(struct client *c)
 
 #define MAX_STACK_KEYS 64
 
+/* Cluster mode (cluster/cluster.h): whether this node serves c's command.
+ * Keys in different slots get CROSSSLOT; one slot this node owns, stable,
+ * is the fast path (one relaxed load); anything else asks cluster_route,
+ * with the keys looked up first when the slot is migrating or importing
+ * (ASK for missing keys, TRYAGAIN for a part of them).  Commands without
+ * keys run here.  A transaction: each command is checked when queued and
+ * its slot remembered (c->cl_tx_slot); EXEC checks that slot again.  0
+ * serve; -1 the error was replied. */
+static int cluster_check(struct client *c, const struct cmd *cmd)
+{
+    if (cmd->fn == multi_command) {
+        c->cl_tx_slot = -1;
+        return 0;
+    }
+    int in_multi = c->ms && multi_in_progress(c);
+    int is_exec = cmd->fn == exec_command;
+    if (is_exec && !in_multi)
+        return 0;
+    unsigned fl = is_exec ? multi_queued_flags(c) : cmd_flags_of(c, cmd);
+    int shard = cmd->fn == spublish_command || cmd->fn == ssubscribe_command || cmd->fn == sunsubscribe_command;
+    int slot = -1, multiple = 0, nk = 0;
+    int idx[MAX_STACK_KEYS], *kidx = idx;
+    if (is_exec) {
+        if (c->cl_tx_slot == -2) {
+            reply_error(&c->out, CLUSTER_CROSSSLOT_ERR);
+            return -1;
+        }
+        if (c->cl_tx_slot < 0)
+            return 0;
+        slot = c->cl_tx_slot;
+    } else {
+        if (c->argc > MAX_STACK_KEYS)
+            kidx = hk_malloc(sizeof(int) * (size_t)c->argc);
+        nk = cmd_keys(cmd, c, kidx, c->argc);
+        for (int i = 0; i < nk; i++) {
+            int k = kidx[i];
+            int s = (int)key_slot(c->argv[k], c->argvlen[k]);
+            if (slot < 0) {
+                slot = s;
+            } else if (s != slot) {
+                if (kidx != idx)
+                    hk_free(kidx);
+                reply_error(&c->out, CLUSTER_CROSSSLOT_ERR);
+                return -1;
+            } else if (c->argvlen[k] != c->argvlen[kidx[0]] || memcmp(c->argv[k], c->argv[kidx[0]], c->argvlen[k])) {
+                multiple = 1;
+            }
+        }
+        if (slot < 0) {
+            if (kidx != idx)
+                hk_free(kidx);
+            return 0;
+        }
+    }
+    unsigned char b = atomic_load_explicit(&cluster_slot_bits[slot], memory_order_relaxed);
+    if (!(b == CSB_MINE && atomic_load_explicit(&cluster_ok, memory_order_relaxed))) {
+        unsigned rf = ((fl & CMD_WRITE) ? CR_WRITE : 0) |
+                      (((c->flags & CF_ASKING) || (cmd->flags & CMD_ASKING)) ? CR_ASKING : 0) |
+                      ((c->flags & CF_CLUSTER_READONLY) ? CR_READONLY : 0) | (shard ? CR_SHARD_PUBSUB : 0) |
+                      (!strcmp(cmd->name, "migrate") ? CR_MIGRATE : 0);
+        int missing = 0, existing = 0;
+        if ((b & (CSB_MIGRATING | CSB_IMPORTING)) && !is_exec && !shard) {
+            spin_lock(&ks.locks[slot]);
+            for (int i = 0; i < nk; i++) {
+                int k = kidx[i];
+                if (db_get(c->db, (unsigned)slot, c->argv[k], c->argvlen[k], LK_NOTOUCH | LK_NOSTATS | LK_NOEXPIRE))
+                    existing++;
+                else
+                    missing++;
+            }
+            spin_unlock(&ks.locks[slot]);
+        }
+        char err[400];
+        if (cluster_route(slot, rf, missing, existing, multiple, err, sizeof(err)) < 0) {
+            if (kidx != idx)
+                hk_free(kidx);
+            reply_error(&c->out, err);
+            return -1;
+        }
+    }
+    if (kidx != idx)
+        hk_free(kidx);
+    if (in_multi && !is_exec)
+        c->cl_tx_slot = c->cl_tx_slot == -1 || c->cl_tx_slot == slot ? slot : -2;
+    return 0;
+}
+
 void cmd_execute(struct client *c)
 {
     const struct cmd *cmd = cmd_lookup(c->argv[0], c->argvlen[0]);
@@ -337,6 +425,16 @@ run:
         goto rejected;
     if (!c->authenticated && !(cmd->flags & CMD_NO_AUTH)) {
         reply_error(&c->out, ERR_NOAUTH);
+        goto rejected;
+    }
+    /* Cluster mode: MOVED, ASK, CROSSSLOT, CLUSTERDOWN ... (after ACL and
+     * authentication, as Redis's processCommand); never for the master's
+     * stream.  A redirected EXEC discards the transaction. */
+    if (HK_UNLIKELY(cluster_on) && !(c->flags & CF_MASTER) && cluster_check(c, cmd) < 0) {
+        if (cmd->fn == exec_command && c->ms && multi_in_progress(c)) {
+            multi_client_gone(c);
+            goto rejected_plain;
+        }
         goto rejected;
     }
     /* A monitor may not touch the keyspace (Redis: it is a replica). */
@@ -590,6 +688,7 @@ rejected:
         }
         multi_client_gone(c);
     }
+rejected_plain:
     multi_flag_error(c);
     STAT_ADD(ws->errors, 1);
     STAT_ADD(ws->cmd_rejected[cmd->id], 1);
@@ -598,6 +697,9 @@ rejected:
     else
         errorstat_add("ERR", 3);
 done:
+    /* ASKING covers the next command only (a whole transaction in MULTI). */
+    if (HK_UNLIKELY(c->flags & CF_ASKING) && cmd && cmd->fn != asking_command && !(c->ms && multi_in_progress(c)))
+        c->flags &= ~CF_ASKING;
     if (skip_set)
         c->flags &= ~CF_REPLY_SKIP;
     c->out.muted = 0;

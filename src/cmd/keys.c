@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../cluster/cluster.h"
 #include "../base/mem.h"
 #include "../base/util.h"
 #include "blocking.h"
@@ -176,6 +177,10 @@ void copy_command(struct client *c)
         } else if (arg_is(c, j, "db") && j + 1 < c->argc) {
             if (parse_db_index(c, ++j, &dst) < 0)
                 return;
+            if (cluster_on && dst != 0) {
+                reply_error(&c->out, "ERR Copying to another database is not allowed in cluster mode");
+                return;
+            }
         } else {
             reply_error(&c->out, ERR_SYNTAX);
             return;
@@ -213,6 +218,10 @@ void move_command(struct client *c)
 {
     long long v;
     long idx;
+    if (cluster_on) {
+        reply_error(&c->out, "ERR MOVE is not allowed in cluster mode");
+        return;
+    }
     unsigned s = kslot(c, 1);
     int dbi;
     if (parse_db_index(c, 2, &dbi) < 0)
@@ -865,6 +874,10 @@ void select_command(struct client *c)
         reply_error(&c->out, ERR_NOT_INT);
         return;
     }
+    if (cluster_on && v != 0) {
+        reply_error(&c->out, "ERR SELECT is not allowed in cluster mode");
+        return;
+    }
     if (v < 0 || v >= cfg.databases) {
         reply_error(&c->out, ERR_DB_RANGE);
         return;
@@ -876,6 +889,10 @@ void select_command(struct client *c)
 void swapdb_command(struct client *c)
 {
     long long a, b;
+    if (cluster_on) {
+        reply_error(&c->out, "ERR SWAPDB is not allowed in cluster mode");
+        return;
+    }
     if (!str_to_ll(c->argv[1], c->argvlen[1], &a) || a < INT_MIN || a > INT_MAX) {
         reply_error(&c->out, "ERR invalid first DB index");
         return;

@@ -74,6 +74,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "../cluster/cluster.h"
 #include "../base/mem.h"
 #include "../base/util.h"
 #include "../persist/prop.h"
@@ -587,10 +588,13 @@ void migrate_command(struct client *c)
             reply_error(&c->out, ERR_DUMP_FAILED);
             return;
         }
-        /* Standalone: RESTORE.  (A cluster node sends RESTORE-ASKING, so
-         * that a target importing the slot accepts it.) */
+        /* Standalone: RESTORE; a cluster node sends RESTORE-ASKING, so
+         * that a target importing the slot accepts it. */
         buf_count(&req, replace ? 5 : 4);
-        buf_bulk(&req, "RESTORE", 7);
+        if (cluster_on)
+            buf_bulk(&req, "RESTORE-ASKING", 14);
+        else
+            buf_bulk(&req, "RESTORE", 7);
         buf_bulk(&req, c->argv[a], c->argvlen[a]);
         buf_bulk_ll(&req, ttl);
         buf_bulk(&req, o.buf, o.len);

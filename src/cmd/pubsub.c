@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../cluster/cluster.h"
 #include "../base/mem.h"
 #include "../base/util.h"
 #include "../ds/dict.h"
@@ -518,6 +519,17 @@ static void do_publish(struct client *c, int shard)
      * its worker's subscribers are then served through the job queue. */
     int self_inline = !(c->flags & CF_PUBSUB);
     reply_int(&c->out, publish_msg(c->w, c->argv[1], c->argvlen[1], c->argv[2], c->argvlen[2], shard, self_inline));
+    /* Cluster mode: the other nodes' subscribers (the shard's for
+     * SPUBLISH) get it over the bus; the reply counts this node's. */
+    if (HK_UNLIKELY(cluster_on))
+        cluster_propagate_publish(shard, c->argv[1], c->argvlen[1], c->argv[2], c->argvlen[2]);
+}
+
+void pubsub_deliver_from_bus(int shard, const char *ch, size_t clen, const char *msg, size_t mlen)
+{
+    if (!reg[PS_CHAN] || !atomic_load_explicit(&reg_listened, memory_order_relaxed))
+        return;
+    publish_msg(NULL, ch, clen, msg, mlen, shard, 0);
 }
 
 long pubsub_publish_internal(const char *ch, size_t clen, const char *msg, size_t mlen)

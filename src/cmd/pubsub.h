@@ -21,6 +21,9 @@ void pubsub_client_gone(struct client *c);
  * the messages one thread publishes arrive in order, after the reply of the
  * command being run.  Returns the number of receivers. */
 long pubsub_publish_internal(const char *ch, size_t clen, const char *msg, size_t mlen);
+/* A PUBLISH / SPUBLISH that came over the cluster bus (cluster/cluster.h):
+ * this node's subscribers only. */
+void pubsub_deliver_from_bus(int shard, const char *ch, size_t clen, const char *msg, size_t mlen);
 /* CLIENT LIST fields (owner thread). */
 long pubsub_client_channels(const struct client *c);
 /* Every name c holds (ACL re-checks): fn returns non-zero to stop. */

@@ -32,6 +32,7 @@
 #include "../db/db.h"
 #include "../persist/repl.h"
 #include "../persist/replica.h"
+#include "../cluster/cluster.h"
 #include "multi.h"
 #include "pause.h"
 #include "../proto/reply.h"
@@ -484,6 +485,10 @@ static void fo_abort(const char *why)
 /* FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms] */
 void failover_command(struct client *c)
 {
+    if (cluster_on) {
+        reply_error(&c->out, "ERR FAILOVER not allowed in cluster mode.");
+        return;
+    }
     if (c->argc == 2 && word(c, 1, "abort")) {
         pthread_mutex_lock(&fo_mu);
         if (atomic_load(&repl_failover_state) == FO_NONE) {
@@ -567,7 +572,7 @@ void failover_command(struct client *c)
 /* A new master is followed: the clients blocked in a command are told,
  * as Redis does (asynchronous: REPLICAOF may run inside EXEC with slot
  * locks held, where no worker may be waited for). */
-static void unblock_everywhere(void)
+void unblock_everywhere(void)
 {
     for (int i = 0; i < nworkers; i++)
         worker_post(&workers[i], blocking_unblock_all, NULL);
@@ -635,6 +640,10 @@ void repl_failover_cron(void)
 /* REPLICAOF host port | NO ONE, and SLAVEOF. */
 void replicaof_command(struct client *c)
 {
+    if (cluster_on) {
+        reply_error(&c->out, "ERR REPLICAOF not allowed in cluster mode.");
+        return;
+    }
     if (atomic_load(&repl_failover_state) != FO_NONE) {
         reply_error(&c->out, "ERR REPLICAOF not allowed while failing over.");
         return;

@@ -21,4 +21,8 @@ void wait_note_write(struct client *c, int dirtied);
 /* c is closing: drop its REPLCONF settings. */
 void repl_client_gone(struct client *c);
 
+/* The clients blocked in a command, on every worker, get -UNBLOCKED
+ * (a new master is followed: REPLICAOF, FAILOVER, cluster mode). */
+void unblock_everywhere(void);
+
 #endif

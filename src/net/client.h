@@ -39,6 +39,8 @@
 #define CF_POSTPONED 0x80000     /* its command waits unrun and unconsumed in qbuf (CLIENT PAUSE: cmd/pause.h) */
 #define CF_ERR_COUNTED 0x200000
 #define CF_MASTER 0x400000       /* this replica's link to its master: runs the stream, replies muted (persist/replica.h) */
+#define CF_ASKING 0x1000000          /* ASKING: the next command may use an importing slot (cluster/cluster.h) */
+#define CF_CLUSTER_READONLY 0x2000000 /* READONLY: reads of its master's slots served on this replica */
 #define CF_HELD 0x800000         /* like CF_POSTPONED, but on no pause list: the master's stream waits for a busy script */  /* the error reply just written was counted already (a script passing on redis.call's error) */
 
 struct worker;
@@ -65,6 +67,7 @@ struct client {
     long long obuf_soft_since;          /* ms when the soft limit was crossed */
 
     int db;
+    int cl_tx_slot; /* cluster mode: the slot of the transaction queued so far (-1 none, -2 several) */
     int authenticated;
     unsigned flags;
     char *name, *lib_name, *lib_ver;

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -55,6 +56,7 @@ static struct client *mc; /* the link's client (its worker's; here for REPLICAOF
 static struct worker *mw;
 static uint64_t mc_id;
 static long long down_since_ms; /* 0: never up */
+static int ever_up;             /* the link to this master was up once (reset by a new master) */
 static long long sync_total = -1, sync_read, sync_last_io_ms;
 static int stopping;
 static pthread_t tid;
@@ -218,6 +220,7 @@ int replica_set_master(const char *host, int port)
     m_port = port;
     state = RS_CONNECT;
     gen++;
+    ever_up = 0;
     pthread_cond_broadcast(&lcv);
     pthread_mutex_unlock(&lmu);
     gate_set(RG_REPLICA | RG_LINK_DOWN, 1);
@@ -830,6 +833,7 @@ static int sync_with_master(unsigned g, const char *host, int port)
         state = RS_CONNECTED;
         mc = NULL;
         down_since_ms = 0;
+        ever_up = 1;
     }
     pthread_mutex_unlock(&lmu);
     if (!ok)
@@ -1111,4 +1115,18 @@ int replica_role(char *host, size_t cap, int *port, const char **st, long long *
     *off = state == RS_CONNECTED ? o : -1;
     pthread_mutex_unlock(&lmu);
     return 1;
+}
+
+long long replica_data_age_ms(void)
+{
+    pthread_mutex_lock(&lmu);
+    int up = state == RS_CONNECTED, was = ever_up;
+    long long since = down_since_ms;
+    pthread_mutex_unlock(&lmu);
+    long long now = time_ms();
+    if (up)
+        return now - atomic_load_explicit(&last_io_ms, memory_order_relaxed);
+    if (!was || !since)
+        return LLONG_MAX / 4;
+    return now - since;
 }

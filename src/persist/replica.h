@@ -90,5 +90,9 @@ size_t replica_info(char *buf, size_t cap);
 int replica_role(char *host, size_t cap, int *port, const char **state, long long *off);
 /* The link is up (PSYNC from our own replicas is refused otherwise). */
 int replica_link_up(void);
+/* How old this replica's data may be (ms): since the master's last bytes
+ * while the link is up, since the link went down otherwise; very large
+ * when it was never up with this master (cluster failover's data age). */
+long long replica_data_age_ms(void);
 
 #endif

@@ -49,6 +49,7 @@
  * that was running).  The hook only fires between VM instructions: the
  * library functions that can run long in C call it themselves
  * (hk_lua_tick). */
+#include "../cluster/cluster.h"
 #include "script.h"
 
 #include <lualib.h>
@@ -134,6 +135,8 @@ struct run_ctx {
     long long last_events_ms;
     unsigned long long id;
     lua_State *L;
+    int cl_slot;  /* cluster mode: the slot the script's keys hash to (-1: none yet) */
+    int cl_cross; /* allow-cross-slot-keys */
 };
 
 static struct run_ctx *cur_run;            /* script mutex holder only */
@@ -677,6 +680,46 @@ static const struct cmd *script_lookup(struct client *fc, const char **err)
     return cmd;
 }
 
+/* Cluster mode (Redis's scriptVerifyClusterState): a script's command
+ * must touch keys this node serves, all in one slot, and, unless the
+ * script declared allow-cross-slot-keys, the slot of the script's other
+ * keys.  NULL, or the error. */
+static const char *cluster_script_err(struct run_ctx *r, struct client *fc, const struct cmd *cmd)
+{
+    int idx[64], *kidx = fc->argc > 64 ? hk_malloc(sizeof(int) * (size_t)fc->argc) : idx;
+    int nk = cmd_keys(cmd, fc, kidx, fc->argc), slot = -1, cross = 0;
+    for (int i = 0; i < nk; i++) {
+        int s = (int)key_slot(fc->argv[kidx[i]], fc->argvlen[kidx[i]]);
+        if (slot < 0)
+            slot = s;
+        else if (s != slot)
+            cross = 1;
+    }
+    if (kidx != idx)
+        hk_free(kidx);
+    if (slot < 0)
+        return NULL;
+    int write = (cmd->flags & CMD_WRITE) != 0;
+    if (!atomic_load_explicit(&cluster_ok, memory_order_relaxed)) {
+        if (!__atomic_load_n(&cfg.cluster_allow_reads_when_down, __ATOMIC_RELAXED))
+            return "Script attempted to execute a command while the cluster is down";
+        if (write)
+            return "Script attempted to execute a write command while the cluster is down and readonly";
+    }
+    unsigned char b = atomic_load_explicit(&cluster_slot_bits[slot], memory_order_relaxed);
+    int asking = r->caller && (r->caller->flags & CF_ASKING);
+    int ro = r->caller && (r->caller->flags & CF_CLUSTER_READONLY);
+    if (cross || !((b & CSB_MINE) || ((b & CSB_IMPORTING) && asking) || ((b & CSB_MASTER_MINE) && ro && !write)))
+        return "Script attempted to access a non local key in a cluster node";
+    if (!r->cl_cross) {
+        if (r->cl_slot < 0)
+            r->cl_slot = slot;
+        else if (r->cl_slot != slot)
+            return "Script attempted to access keys that do not hash to the same slot";
+    }
+    return NULL;
+}
+
 static int redis_generic_call(lua_State *L, int raise)
 {
     struct run_ctx *r = need_run(L, "redis.call/pcall");
@@ -716,6 +759,8 @@ static int redis_generic_call(lua_State *L, int raise)
     /* ACLs: the caller's user (cmd/acl.h), logged with context lua. */
     if (cmd && !err && r->caller && !r->caller->acl_fast)
         err = acl_check_script(r->caller, fc, cmd);
+    if (cmd && !err && HK_UNLIKELY(cluster_on) && r->caller && !(r->caller->flags & CF_MASTER))
+        err = cluster_script_err(r, fc, cmd);
     /* min-replicas-to-write: a write refused while too few good replicas,
      * unless the script already wrote (Redis's
      * scriptVerifyWriteCommandAllow). */
@@ -1639,6 +1684,8 @@ void sc_run(struct client *caller, lua_State *L, const char *name, int eval_mode
     r.start_ms = time_ms();
     r.id = ++seq;
     r.L = L;
+    r.cl_slot = numkeys > 0 && caller->argc > 3 ? (int)key_slot(caller->argv[3], caller->argvlen[3]) : -1;
+    r.cl_cross = !(sflags & SF_EVAL_COMPAT) && (sflags & SF_ALLOW_CROSS_SLOT);
     struct client *fc = &r.fc;
     fc->fd = -1;
     fc->w = cur_worker ? cur_worker : caller->w;
@@ -2132,6 +2179,10 @@ unsigned script_cmd_flags(struct client *c, const struct cmd *cmd)
 
 int sc_prepare_oom(struct client *c, unsigned sflags)
 {
+    if (cluster_on && !(sflags & SF_EVAL_COMPAT) && (sflags & SF_NO_CLUSTER)) {
+        reply_error(&c->out, "ERR Can not run script on cluster, 'no-cluster' flag is set.");
+        return -1;
+    }
     if (!(sflags & SF_EVAL_COMPAT) && !(sflags & (SF_ALLOW_OOM | SF_NO_WRITES)) && evict_pre_cmd_oom &&
         __atomic_load_n(&cfg.maxmemory, __ATOMIC_RELAXED) > 0) {
         reply_error(&c->out, "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'");

@@ -422,7 +422,6 @@ def test_shutdown_on_sigterm(d, mode, saved):
 def test_hotkv_refuses_what_it_cannot_do(d):
     base = "port %d\ndir %s\n" % (free_port(), d)
     for line, msg in [
-        ("cluster-enabled yes", "HotKV has no cluster mode"),
         ("tls-port 6380", "Failed to configure TLS"),  # no tls-cert-file: as Redis, the start-up stops
         ("aclfile /nonexistent/users.acl", "Error loading ACLs, opening file '/nonexistent/users.acl'"),
         ("user alice on >pw ~* +@all\naclfile /tmp/x.acl", "either an ACL file or declare users"),

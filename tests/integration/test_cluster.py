@@ -1,0 +1,507 @@
+"""Cluster mode (cluster-enabled yes): HotKV as a Redis Cluster node.
+
+Clusters of 6 nodes (3 masters, 3 replicas) on loopback ports are made
+with Debian's `redis-cli --cluster create`, of HotKV nodes only and mixed
+with Debian's redis-server 7.0 nodes (one cluster bus, one gossip), then:
+routing (MOVED, CROSSSLOT, ASK and TRYAGAIN during a manual migration,
+ASKING, READONLY on a replica), the CLUSTER subcommands' shapes, failover
+by kill -9 (the replica wins the election; the old master rejoins as its
+replica), CLUSTER FAILOVER (default, FORCE, TAKEOVER), a node paused with
+SIGSTOP past the node timeout, nodes.conf reloaded after a restart, and
+redis-py's RedisCluster client through a failover.
+
+Every scenario starts and stops its own processes (node timeout 1000 ms)
+and is bounded in time."""
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+import pytest
+import redis
+
+from helpers import IS_REDIS, Resp, wait_until
+from helpers import _conftest
+
+pytestmark = [pytest.mark.skipif(IS_REDIS, reason="HotKV nodes (mixed clusters use redis-server too)"),
+              pytest.mark.skipif(shutil.which("redis-server") is None or shutil.which("redis-cli") is None,
+                                 reason="no redis-server / redis-cli")]
+
+NODE_TIMEOUT = 1000
+
+
+def _free(port):
+    s = socket.socket()
+    try:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("127.0.0.1", port))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+def cluster_port():
+    """A port p with p and its bus port p + 10000 free."""
+    for _ in range(200):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        p = s.getsockname()[1]
+        s.close()
+        if p < 55000 and _free(p + 10000):
+            return p
+    raise RuntimeError("no free port pair")
+
+
+def client(port, **kw):
+    return redis.Redis(host="127.0.0.1", port=port, decode_responses=True, socket_timeout=10, **kw)
+
+
+class Node:
+    """One cluster node: HotKV (kind "hotkv") or redis-server ("redis")."""
+
+    def __init__(self, kind="hotkv", port=None, d=None):
+        self.kind = kind
+        self.port = port or cluster_port()
+        self.dir = d or tempfile.mkdtemp(prefix="hotkv-cluster-")
+        self.start()
+
+    def start(self):
+        common = ["--port", str(self.port), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
+                  "--cluster-node-timeout", str(NODE_TIMEOUT), "--dir", self.dir, "--save", "",
+                  "--logfile", os.path.join(self.dir, "server.log"), "--repl-diskless-sync-delay", "0"]
+        if self.kind == "hotkv":
+            cmd = [_conftest.BIN] + common + ["--threads", "2"] + _conftest.HARDENING_OFF
+        else:
+            cmd = ["redis-server"] + common + ["--appendonly", "no"]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        assert wait_until(self.pingable, timeout=10), self.log()
+
+    def pingable(self):
+        try:
+            return client(self.port).ping()
+        except redis.ConnectionError:
+            return False
+
+    def c(self):
+        return client(self.port)
+
+    def log(self):
+        try:
+            with open(os.path.join(self.dir, "server.log")) as f:
+                return f.read()[-3000:]
+        except OSError:
+            return ""
+
+    def myid(self):
+        return self.c().execute_command("CLUSTER", "MYID")
+
+    def kill9(self):
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self):
+        rc = None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGCONT)
+            self.proc.terminate()
+            try:
+                rc = self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                rc = -9
+        return rc
+
+
+def nodes_view(port):
+    """{id: (addr, flags, master, slots)} from CLUSTER NODES."""
+    out = {}
+    for line in client(port).execute_command("CLUSTER", "NODES").splitlines():
+        f = line.split()
+        out[f[0]] = (f[1], set(f[2].split(",")), f[3], f[8:])
+    return out
+
+
+def state_ok(port):
+    try:
+        return "cluster_state:ok" in client(port).execute_command("CLUSTER", "INFO")
+    except redis.RedisError:
+        return False
+
+
+def create(nodes, replicas=1):
+    p = subprocess.run(["redis-cli", "--cluster", "create"] + ["127.0.0.1:%d" % n.port for n in nodes]
+                       + ["--cluster-replicas", str(replicas), "--cluster-yes"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and "All 16384 slots covered" in p.stdout, p.stdout + p.stderr
+    assert wait_until(lambda: all(state_ok(n.port) for n in nodes), timeout=15)
+    # Every node sees every other (gossip spread the replicas too).
+    assert wait_until(lambda: all(len(nodes_view(n.port)) == len(nodes) for n in nodes), timeout=15)
+
+
+def replicas_synced(ns):
+    """Every live master's replicas are online and have all its stream."""
+    for n in ns:
+        if n.proc.poll() is not None:
+            continue
+        c = n.c()
+        c.response_callbacks.pop("INFO", None)
+        text = c.execute_command("INFO", "replication")
+        i = dict(l.split(":", 1) for l in text.splitlines() if ":" in l)
+        if i.get("role") != "master":
+            continue
+        k = int(i.get("connected_slaves", 0))
+        for j in range(k):
+            fields = dict(kv.split("=", 1) for kv in i["slave%d" % j].split(","))
+            if fields.get("state") != "online" or int(fields.get("offset", -1)) != int(i["master_repl_offset"]):
+                return False
+    return True
+
+
+def check(port):
+    p = subprocess.run(["redis-cli", "--cluster", "check", "127.0.0.1:%d" % port], capture_output=True, text=True,
+                       timeout=30)
+    return p.returncode == 0 and "[OK] All nodes agree about slots configuration." in p.stdout, p.stdout
+
+
+@pytest.fixture
+def six():
+    ns = [Node() for _ in range(6)]
+    try:
+        create(ns)
+        yield ns
+    finally:
+        bad = [(n.dir, rc) for n in ns for rc in [n.stop()] if rc not in (0, None, -9)]
+        assert not bad, bad
+
+
+def masters_replicas(ns):
+    view = nodes_view(ns[0].port)
+    by_id = {n.myid(): n for n in ns if n.proc.poll() is None}
+    masters = [by_id[i] for i, v in view.items() if "master" in v[1] and i in by_id]
+    reps = {by_id[i]: by_id.get(v[2]) for i, v in view.items() if "slave" in v[1] and i in by_id}
+    return masters, reps
+
+
+def owner_of(ns, key):
+    slot = ns[0].c().execute_command("CLUSTER", "KEYSLOT", key)
+    for n in ns:
+        if n.proc.poll() is not None:
+            continue
+        view = nodes_view(n.port)
+        for i, (addr, flags, master, slots) in view.items():
+            if "myself" in flags and "master" in flags:
+                for r in slots:
+                    if r.startswith("["):
+                        continue
+                    a, _, b = r.partition("-")
+                    if int(a) <= slot <= int(b or a):
+                        return n, slot
+    raise AssertionError("no owner for %s" % key)
+
+
+def test_create_route_and_commands(six):
+    """redis-cli --cluster create and check; MOVED and CROSSSLOT; the
+    CLUSTER subcommands' answers; READONLY reads on a replica."""
+    ns = six
+    ok, out = check(ns[0].port)
+    assert ok, out
+    masters, reps = masters_replicas(ns)
+    assert len(masters) == 3 and len(reps) == 3
+    n, slot = owner_of(ns, "foo")
+    assert slot == 12182
+    other = next(m for m in masters if m is not n)
+    with pytest.raises(redis.ResponseError, match=r"^MOVED 12182 127\.0\.0\.1:%d$" % n.port):
+        other.c().set("foo", "bar")
+    assert n.c().set("foo", "bar")
+    with pytest.raises(redis.ResponseError, match="^CROSSSLOT Keys in request don't hash to the same slot$"):
+        n.c().mset({"a": 1, "b": 2})
+    assert n.c().mset({"{t}a": 1, "{t}b": 2}) if owner_of(ns, "{t}")[0] is n else True
+    c = n.c()
+    assert c.execute_command("CLUSTER", "COUNTKEYSINSLOT", 12182) == 1
+    assert c.execute_command("CLUSTER", "GETKEYSINSLOT", 12182, 10) == ["foo"]
+    assert c.execute_command("CLUSTER", "KEYSLOT", "{user1000}.following") == \
+        c.execute_command("CLUSTER", "KEYSLOT", "{user1000}.followers")
+    info = dict(l.split(":", 1) for l in c.execute_command("CLUSTER", "INFO").splitlines() if ":" in l)
+    assert info["cluster_state"] == "ok" and info["cluster_slots_assigned"] == "16384"
+    assert info["cluster_known_nodes"] == "6" and info["cluster_size"] == "3"
+    assert int(info["cluster_stats_messages_ping_sent"]) > 0
+    slots = c.execute_command("CLUSTER", "SLOTS")
+    assert sum(r[1] - r[0] + 1 for r in slots) == 16384
+    assert all(len(r) == 4 for r in slots)  # master and one replica per range
+    shards = c.execute_command("CLUSTER", "SHARDS")
+    assert len(shards) == 3
+    assert c.execute_command("CLUSTER", "MYID") in nodes_view(n.port)
+    with pytest.raises(redis.ResponseError, match="^SELECT is not allowed in cluster mode$"):
+        c.execute_command("SELECT", 1)
+    with pytest.raises(redis.ResponseError, match="^Slot 12182 is already busy$"):
+        c.execute_command("CLUSTER", "ADDSLOTS", 12182)
+    assert client(n.port).execute_command("INFO", "cluster").get("cluster_enabled") == 1
+    # A replica of n: MOVED to n, unless READONLY (reads only).
+    rep = next(r for r, m in reps.items() if m is n)
+    assert wait_until(lambda: rep.c().execute_command("READONLY") and
+                      client(rep.port).execute_command("DBSIZE") >= 1, timeout=10)
+    with pytest.raises(redis.ResponseError, match="^MOVED 12182 "):
+        rep.c().get("foo")
+    rc = rep.c()
+    rc.execute_command("READONLY")
+    assert rc.get("foo") == "bar"
+    with pytest.raises(redis.ResponseError, match="^MOVED 12182 "):
+        rc.set("foo", "x")
+    rc.execute_command("READWRITE")
+    with pytest.raises(redis.ResponseError, match="^MOVED 12182 "):
+        rc.get("foo")
+    # redis-cli -c follows redirections.
+    p = subprocess.run(["redis-cli", "-c", "-p", str(other.port), "GET", "foo"], capture_output=True, text=True,
+                       timeout=10)
+    assert p.stdout.strip() == "bar"
+
+
+def test_manual_migration_ask_and_tryagain(six):
+    """SETSLOT MIGRATING / IMPORTING: the source answers ASK for a key it
+    no longer has, TRYAGAIN for a multi-key request half moved; the target
+    serves after ASKING only; MIGRATE moves keys (RESTORE-ASKING); SETSLOT
+    NODE ends it and everybody learns the new owner."""
+    ns = six
+    src, slot = owner_of(ns, "foo")
+    masters, _ = masters_replicas(ns)
+    dst = next(m for m in masters if m is not src)
+    sc, dc = src.c(), dst.c()
+    sc.set("foo", "1")
+    sc.set("{foo}x", "2")
+    assert dc.execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", src.myid()) == "OK"
+    assert sc.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", dst.myid()) == "OK"
+    assert "[%d->-%s]" % (slot, dst.myid()) in sc.execute_command("CLUSTER", "NODES")
+    assert "[%d-<-%s]" % (slot, src.myid()) in dc.execute_command("CLUSTER", "NODES")
+    assert sc.get("foo") == "1"  # still here: served
+    with pytest.raises(redis.ResponseError, match=r"^ASK %d 127\.0\.0\.1:%d$" % (slot, dst.port)):
+        sc.get("{foo}missing")
+    with pytest.raises(redis.ResponseError, match=r"^MOVED %d " % slot):
+        dc.set("{foo}new", "v")  # no ASKING
+    assert sc.execute_command("MIGRATE", "127.0.0.1", dst.port, "foo", 0, 5000) == "OK"
+    with pytest.raises(redis.ResponseError, match="^TRYAGAIN Multiple keys request during rehashing of slot$"):
+        sc.mget("foo", "{foo}x")
+    with pytest.raises(redis.ResponseError, match=r"^ASK %d " % slot):
+        sc.get("foo")
+    pipe = dst.c().pipeline(transaction=False)
+    pipe.execute_command("ASKING")
+    pipe.get("foo")
+    assert pipe.execute()[1] == "1"
+    assert sc.execute_command("MIGRATE", "127.0.0.1", dst.port, "", 0, 5000, "KEYS", "{foo}x") == "OK"
+    assert sc.execute_command("CLUSTER", "COUNTKEYSINSLOT", slot) == 0
+    assert dc.execute_command("CLUSTER", "COUNTKEYSINSLOT", slot) == 2
+    for n in (dst, src):
+        assert n.c().execute_command("CLUSTER", "SETSLOT", slot, "NODE", dst.myid()) == "OK"
+    assert wait_until(lambda: all(owner_of(ns, "foo")[0] is dst for _ in [0]), timeout=10)
+    assert wait_until(lambda: check(ns[0].port)[0], timeout=10)
+    with pytest.raises(redis.ResponseError, match=r"^MOVED %d 127\.0\.0\.1:%d$" % (slot, dst.port)):
+        sc.get("foo")
+    assert dc.get("foo") == "1" and dc.get("{foo}x") == "2"
+
+
+def test_failover_by_kill_and_rejoin(six):
+    """kill -9 of a master: its replica wins the election within a few node
+    timeouts, the cluster is writable again, no acknowledged write (WAIT 1)
+    is lost; the old master, restarted, rejoins as the new master's
+    replica (nodes.conf kept its identity)."""
+    ns = six
+    victim, slot = owner_of(ns, "foo")
+    _, reps = masters_replicas(ns)
+    heir = next(r for r, m in reps.items() if m is victim)
+    vc = victim.c()
+    for i in range(200):
+        vc.set("{foo}%d" % i, i)
+    assert vc.execute_command("WAIT", 1, 5000) == 1
+    assert wait_until(lambda: replicas_synced(ns), timeout=20)
+    old_id = victim.myid()
+    victim.kill9()
+    t0 = time.time()
+    other = next(n for n in ns if n is not victim and n is not heir)
+
+    def writable():
+        try:
+            return heir.c().set("foo", "after") is True
+        except redis.RedisError:
+            return False
+    assert wait_until(writable, timeout=30), heir.log()
+    took = time.time() - t0
+    assert took < 15
+    assert wait_until(lambda: "fail" in nodes_view(other.port)[old_id][1], timeout=10)
+    hc = heir.c()
+    assert all(hc.get("{foo}%d" % i) == str(i) for i in range(200))
+    assert "master" in nodes_view(other.port)[heir.myid()][1]
+    victim.start()
+    assert wait_until(lambda: victim.myid() == old_id and
+                      nodes_view(other.port)[old_id][2] == heir.myid(), timeout=20), victim.log()
+    assert wait_until(lambda: victim.c().execute_command("ROLE")[0] == "slave", timeout=10)
+    assert wait_until(lambda: check(other.port)[0], timeout=20)
+
+
+def test_manual_failovers(six):
+    """CLUSTER FAILOVER (coordinated with the master: no write lost),
+    FORCE and TAKEOVER each make the replica the master of the shard."""
+    ns = six
+    for mode in ([], ["FORCE"], ["TAKEOVER"]):
+        masters, reps = masters_replicas(ns)
+        rep, master = next(iter(reps.items()))
+        mc = master.c()
+        for i in range(50):
+            mc.set("mf%s:%d" % (mode, i), i) if owner_of(ns, "mf%s:%d" % (mode, i))[0] is master else None
+        assert rep.c().execute_command("CLUSTER", "FAILOVER", *mode) == "OK"
+        rid, mid = rep.myid(), master.myid()
+        assert wait_until(lambda: "master" in nodes_view(rep.port)[rid][1] and
+                          nodes_view(rep.port)[mid][2] == rid, timeout=20), (mode, rep.log())
+        assert wait_until(lambda: check(ns[0].port)[0], timeout=20)
+    with pytest.raises(redis.ResponseError, match="^You should send CLUSTER FAILOVER to a replica$"):
+        masters_replicas(ns)[0][0].c().execute_command("CLUSTER", "FAILOVER")
+
+
+def test_paused_master_and_nodes_conf_reload(six):
+    """A master stopped with SIGSTOP past the node timeout is failed over;
+    after SIGCONT it learns (UPDATE) that it lost its slots and follows the
+    new master.  A node restarted with SIGTERM comes back from nodes.conf
+    with its id, epoch and slots."""
+    ns = six
+    victim, _ = owner_of(ns, "foo")
+    _, reps = masters_replicas(ns)
+    heir = next(r for r, m in reps.items() if m is victim)
+    vid, hid = victim.myid(), heir.myid()
+    assert wait_until(lambda: replicas_synced(ns), timeout=20)
+    victim.proc.send_signal(signal.SIGSTOP)
+    try:
+        assert wait_until(lambda: "master" in nodes_view(heir.port)[hid][1], timeout=30), heir.log()
+    finally:
+        victim.proc.send_signal(signal.SIGCONT)
+    assert wait_until(lambda: nodes_view(victim.port)[vid][2] == hid, timeout=20), victim.log()
+    assert wait_until(lambda: check(heir.port)[0], timeout=20)
+    # Restart a master: same id, same slots, from nodes.conf.
+    m = owner_of(ns, "bar")[0]
+    before = nodes_view(m.port)[m.myid()]
+    mid = m.myid()
+    assert m.stop() == 0
+    m.start()
+    assert m.myid() == mid
+    assert wait_until(lambda: nodes_view(m.port)[mid][3] == before[3], timeout=10)
+    assert wait_until(lambda: state_ok(m.port), timeout=15)
+    with open(os.path.join(m.dir, "nodes.conf")) as f:
+        text = f.read()
+    assert "myself,master" in text and "vars currentEpoch" in text
+
+
+def test_mixed_cluster_with_redis_server_nodes():
+    """HotKV and redis-server 7.0 nodes in one cluster: created by
+    redis-cli, they gossip, route, and a failover in either direction
+    works (a redis-server replica of a HotKV master, a HotKV replica of a
+    redis-server master)."""
+    ns = [Node("hotkv"), Node("redis"), Node("hotkv"), Node("redis"), Node("hotkv"), Node("redis")]
+    try:
+        create(ns)
+        ok, out = check(ns[1].port)
+        assert ok, out
+        kinds = {n.myid(): n for n in ns}
+        view = nodes_view(ns[1].port)
+        assert len(view) == 6
+        masters, reps = masters_replicas(ns)
+        rc = redis.RedisCluster(host="127.0.0.1", port=ns[1].port, decode_responses=True)
+        for i in range(300):
+            rc.set("mix:%d" % i, i)
+        assert sum(n.c().dbsize() for n in masters) == 300
+        assert all(rc.get("mix:%d" % i) == str(i) for i in range(300))
+        # Fail over every master whose replica is of the other kind.
+        cross = [(r, m) for r, m in reps.items() if r.kind != m.kind]
+        assert cross
+        r, m = cross[0]
+        rid = r.myid()
+        assert wait_until(lambda: replicas_synced(ns), timeout=20)
+        m.kill9()
+        assert wait_until(lambda: "master" in nodes_view(r.port)[rid][1], timeout=30), "\n".join(n.kind + ":" + l for n in ns for l in n.log().splitlines() if "lection" in l or "uth" in l or "ailover" in l or "FAIL" in l or "ail" in l)
+        survivor = next(n for n in ns if n is not m)
+        assert wait_until(lambda: state_ok(survivor.port), timeout=20)
+        rc = redis.RedisCluster(host="127.0.0.1", port=survivor.port, decode_responses=True)
+        assert wait_until(lambda: all(rc.get("mix:%d" % i) == str(i) for i in range(300)), timeout=20)
+        assert kinds
+    finally:
+        for n in ns:
+            n.stop()
+
+
+def test_redis_py_cluster_client_through_failover(six):
+    """redis-py's RedisCluster writes through a master's kill -9: errors
+    while the slot has no master, then it finds the new owner."""
+    ns = six
+    rc = redis.RedisCluster(host="127.0.0.1", port=ns[0].port, decode_responses=True)
+    for i in range(500):
+        rc.set("py:%d" % i, i)
+    victim, _ = owner_of(ns, "py:0")
+    assert wait_until(lambda: replicas_synced(ns), timeout=20)
+    victim.kill9()
+    deadline = time.time() + 30
+    done = set()
+    while time.time() < deadline and len(done) < 500:
+        for i in range(500):
+            if i in done:
+                continue
+            try:
+                rc.set("py:%d" % i, i + 1)
+                done.add(i)
+            except (redis.RedisError, redis.exceptions.RedisClusterException):
+                time.sleep(0.05)
+                break
+    assert len(done) == 500
+    assert all(rc.get("py:%d" % i) == str(i + 1) for i in range(500))
+
+
+def test_pubsub_over_the_bus(six):
+    """PUBLISH on one node reaches subscribers on every node (the bus's
+    PUBLISH message); SPUBLISH, served by the channel's shard, reaches the
+    shard's replica subscribers (PUBLISHSHARD) and is MOVED elsewhere."""
+    ns = six
+    subs = []
+    for n in ns:
+        p = n.c().pubsub()
+        p.subscribe("news")
+        subs.append(p)
+    for p in subs:
+        assert p.get_message(timeout=5)["type"] == "subscribe"
+    assert ns[0].c().publish("news", "hello") == 1  # its own subscriber; the rest over the bus
+    for p in subs:
+        m = p.get_message(timeout=5)
+        assert m and m["type"] == "message" and m["data"] == "hello", m
+    owner, slot = owner_of(ns, "ch{x}")
+    _, reps = masters_replicas(ns)
+    rep = next(r for r, m in reps.items() if m is owner)
+    other = next(n for n in ns if n is not owner and n is not rep)
+    sp = Resp(rep.port)
+    assert sp.call("SSUBSCRIBE", "ch{x}") == [b"ssubscribe", b"ch{x}", 1]
+    with pytest.raises(redis.ResponseError, match="^MOVED %d " % slot):
+        other.c().execute_command("SPUBLISH", "ch{x}", "m")
+    assert owner.c().execute_command("SPUBLISH", "ch{x}", "sharded") == 0
+    assert sp.read() == [b"smessage", b"ch{x}", b"sharded"]
+
+
+def test_scripts_in_cluster_mode(six):
+    """A script's keys must be this node's and in one slot: a non-local key
+    and a key of another slot than the declared ones are errors; the
+    no-cluster flag refuses the script; allow-cross-slot-keys lets it
+    touch several local slots."""
+    ns = six
+    n, slot = owner_of(ns, "{a}1")
+    c = n.c()
+    assert c.eval("redis.call('SET', KEYS[1], 'v'); return redis.call('GET', KEYS[1])", 1, "{a}1") == "v"
+    # A key of another node.
+    far = next(k for k in ("k%d" % i for i in range(1000)) if owner_of(ns, k)[0] is not n)
+    with pytest.raises(redis.ResponseError, match="Script attempted to access a non local key in a cluster node"):
+        c.eval("return redis.call('GET', ARGV[1])", 1, "{a}1", far)
+    # A local key of another slot than the declared one.
+    near = next(k for k in ("z%d" % i for i in range(2000))
+                if owner_of(ns, k)[0] is n and owner_of(ns, k)[1] != slot)
+    with pytest.raises(redis.ResponseError, match="Script attempted to access keys that do not hash to the same slot"):
+        c.eval("return redis.call('GET', ARGV[1])", 1, "{a}1", near)
+    assert c.eval("#!lua flags=allow-cross-slot-keys\nreturn redis.call('GET', ARGV[1])", 1, "{a}1", near) is None
+    with pytest.raises(redis.ResponseError, match="^Can not run script on cluster, 'no-cluster' flag is set.$"):
+        c.eval("#!lua flags=no-cluster\nreturn 1", 0)
