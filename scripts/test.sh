@@ -13,6 +13,25 @@ export PYTHONDONTWRITEBYTECODE=1
 
 step() { printf '\n=== %s ===\n' "$*"; }
 
+# integration BIN [pytest args...]: the integration tests against BIN.  The
+# cluster scenarios (test_cluster.py: many server processes, mostly waiting
+# on node timeouts and elections) run beside the rest rather than after it;
+# their output follows the rest's.
+integration() {
+    local bin=$1 log rc=0 crc=0 pid
+    shift
+    log=$(mktemp)
+    HOTKV_BIN=$bin $PY -m pytest -q -p no:cacheprovider tests/integration/test_cluster.py >"$log" 2>&1 &
+    pid=$!
+    HOTKV_BIN=$bin $PY -m pytest -q -p no:cacheprovider tests/integration \
+        --ignore=tests/integration/test_cluster.py "$@" || rc=$?
+    wait "$pid" || crc=$?
+    echo "--- tests/integration/test_cluster.py ---"
+    cat "$log"
+    rm -f "$log"
+    [ "$rc" -eq 0 ] && [ "$crc" -eq 0 ]
+}
+
 # The include direction (docs/architecture.md, "Layers"): a new #include
 # that goes up the layer order fails here, before anything is built.
 step "include direction (scripts/check-layers.py)"
@@ -34,7 +53,7 @@ step "end-to-end packages (npm ci: BullMQ for test_bullmq.py)"
 export HOTKV_REQUIRE_E2E=1
 
 step "integration tests (release)"
-HOTKV_BIN=build/hotkv-server $PY -m pytest -q -p no:cacheprovider tests/integration
+integration build/hotkv-server
 
 step "build (ASan+UBSan)"
 make -j"$JOBS" SANITIZER=address all build-address/unit-tests
@@ -52,7 +71,7 @@ step "fuzz targets (libFuzzer, ${FUZZ_SECONDS:-10}s each, seed ${FUZZ_SEED:-1})"
 FUZZ_SECONDS=${FUZZ_SECONDS:-10} FUZZ_SEED=${FUZZ_SEED:-1} FUZZ_JOBS=2 ./scripts/fuzz.sh
 
 step "integration tests (ASan+UBSan)"
-HOTKV_BIN=build-address/hotkv-server $PY -m pytest -q -p no:cacheprovider tests/integration
+integration build-address/hotkv-server
 
 step "build (TSan)"
 make -j"$JOBS" SANITIZER=thread all
@@ -66,9 +85,8 @@ export TSAN_OPTIONS="halt_on_error=1:exitcode=66:history_size=4:suppressions=$PW
 # protocol parsing, INFO/CONFIG, command docs) run on the release and ASan
 # builds only, which keeps `make test` near 20 minutes.
 TSAN_SKIP=(test_strings test_sets test_bitops test_zsets test_hashes test_lists test_hll test_geo test_dump
-           test_restore_hostile test_protocol test_server test_command_docs test_command_meta)
+           test_restore_hostile test_protocol test_server test_command_docs test_command_meta test_migrate)
 step "integration tests (TSan)"
-HOTKV_BIN=build-thread/hotkv-server $PY -m pytest -q -p no:cacheprovider tests/integration \
-    $(printf -- '--ignore=tests/integration/%s.py ' "${TSAN_SKIP[@]}")
+integration build-thread/hotkv-server $(printf -- '--ignore=tests/integration/%s.py ' "${TSAN_SKIP[@]}")
 
 step "all tiers passed"

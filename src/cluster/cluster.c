@@ -40,6 +40,7 @@
 #include "../base/util.h"
 #include "../db/db.h"
 #include "../net/client.h"
+#include "../net/tls.h"
 #include "../persist/prop.h"
 #include "../persist/repl.h"
 #include "../persist/replica.h"
@@ -92,9 +93,14 @@ struct node {
     int numslots;
     struct node *master;
     long long ctime, ping_sent, pong_received, data_received, fail_time, voted_time;
+    long long orphaned_time; /* a master with slots left without a working replica since (0: not) */
     long long repl_offset;
     char ip[IPLEN];
     char hostname[256];
+    char human[256];          /* cluster-announce-human-nodename (Redis 7.2 extension) */
+    char shard_id[NAMELEN];   /* a master's own, a replica's master's (Redis 7.2) */
+    int ext72;                /* it sends Redis 7.2's ping extensions: it gets ours */
+    int ext_seen;             /* a ping of its was read (until then it gets them too) */
     int port, pport, cport;
     struct link *link, *inbound;
     struct freport *reports;
@@ -112,6 +118,9 @@ struct link {
     char *sbuf;
     size_t slen, soff, scap;
     int out_armed;
+    void *ssl;         /* tls-cluster: the link's TLS connection (net/tls.h) */
+    int hs;            /* its handshake is not done yet */
+    int hs_want_write; /* the handshake waits for the socket to be writable */
     struct link *next; /* all links */
 };
 
@@ -129,6 +138,10 @@ static int csize;    /* masters with slots */
 static long long stats_sent[T_COUNT], stats_recv[T_COUNT];
 static struct link *links;
 static int todo_save, todo_state;
+/* An epoch or a vote changed: nodes.conf must be on disk (fsync) before
+ * anybody hears of it, as Redis's CLUSTER_TODO_FSYNC_CONFIG; other changes
+ * are written without an fsync. */
+static int todo_fsync;
 static long long among_minority_ms, first_call_ms;
 /* A replica's election (Redis's failover_auth_*): when it may ask, the
  * votes so far, whether it asked, the epoch it asked in; mf_force: CLUSTER
@@ -170,6 +183,41 @@ static long long node_timeout(void)
 static int bus_port(void)
 {
     return cfg.cluster_port ? cfg.cluster_port : cfg.port + 10000;
+}
+
+/* The client port this node announces, and the plaintext one beside it
+ * when the bus is TLS (tls-cluster: clients of the cluster are TLS, the
+ * plaintext port travels as pport), as Redis. */
+static int my_port(void)
+{
+    if (__atomic_load_n(&tls_cfg.cluster, __ATOMIC_RELAXED) && tls_cfg.port)
+        return cfg.cluster_announce_tls_port ? cfg.cluster_announce_tls_port : tls_cfg.port;
+    return cfg.cluster_announce_port ? cfg.cluster_announce_port : cfg.port;
+}
+
+static int my_pport(void)
+{
+    if (__atomic_load_n(&tls_cfg.cluster, __ATOMIC_RELAXED) && tls_cfg.port)
+        return cfg.cluster_announce_port ? cfg.cluster_announce_port : cfg.port;
+    return 0;
+}
+
+/* The port a client is told about a node: the plaintext one for a client
+ * that is not on TLS while the cluster is (Redis's use_pport). */
+static int req_pport; /* under cl_mu: the current request's client is plain */
+static int port_for(const struct node *n)
+{
+    return req_pport && n->pport ? n->pport : n->port;
+}
+
+/* The port a replica dials for its master: the TLS one with
+ * tls-replication, else the plaintext one. */
+static int repl_port(const struct node *n)
+{
+    return __atomic_load_n(&tls_cfg.cluster, __ATOMIC_RELAXED) && !__atomic_load_n(&tls_cfg.replication, __ATOMIC_RELAXED) &&
+                   n->pport
+               ? n->pport
+               : n->port;
 }
 
 static void wake(void)
@@ -258,6 +306,7 @@ static struct node *node_new(const char *name, int flags)
     n->flags = flags;
     n->ctime = time_ms();
     n->repl_offset = 0;
+    random_name(n->shard_id);
     return n;
 }
 
@@ -482,8 +531,10 @@ static void node_line(struct sbuf *b, struct node *n, int conf)
 {
     char fl[128];
     flags_text(fl, sizeof(fl), n->flags);
-    sb_add(b, "%.40s %s:%d@%d", n->name, n->ip, n->port, n->cport);
-    if (n->hostname[0])
+    sb_add(b, "%.40s %s:%d@%d", n->name, n->ip, conf ? n->port : port_for(n), n->cport);
+    if (conf) /* Redis 7.2's nodes.conf: hostname, then aux fields */
+        sb_add(b, ",%s,shard-id=%.40s", n->hostname, n->shard_id);
+    else if (n->hostname[0])
         sb_add(b, ",%s", n->hostname);
     uint64_t ep = n->config_epoch;
     if ((n->flags & NF_SLAVE) && n->master)
@@ -511,7 +562,6 @@ static void node_line(struct sbuf *b, struct node *n, int conf)
             else if (importing_from[j])
                 sb_add(b, " [%d-<-%.40s]", j, importing_from[j]->name);
         }
-    (void)conf;
     sb_add(b, "\n");
 }
 
@@ -524,9 +574,12 @@ static void nodes_text(struct sbuf *b, int conf)
     }
 }
 
-/* nodes.conf, atomically (a temp file, fsync, rename).  0 / -1. */
+/* nodes.conf, atomically (a temp file, rename; fsync'd first when an
+ * epoch or a vote changed, todo_fsync).  0 / -1. */
 static int save_config(void)
 {
+    int do_fsync = todo_fsync;
+    todo_fsync = 0;
     struct sbuf b = {0};
     nodes_text(&b, 1);
     sb_add(&b, "vars currentEpoch %llu lastVoteEpoch %llu\n", (unsigned long long)current_epoch,
@@ -543,7 +596,7 @@ static int save_config(void)
         else
             off += (size_t)w;
     }
-    if (ok && fsync(fd) < 0)
+    if (ok && do_fsync && fsync(fd) < 0)
         ok = 0;
     if (fd >= 0)
         close(fd);
@@ -566,10 +619,14 @@ static int parse_addr(const char *s, struct node *n)
     if (comma) {
         *comma = 0;
         char *h = comma + 1;
-        char *c2 = strchr(h, ',');
-        if (c2)
-            *c2 = 0; /* Redis 7.2's aux fields after the hostname: not used */
+        char *aux = strchr(h, ',');
+        if (aux)
+            *aux++ = 0;
         snprintf(n->hostname, sizeof(n->hostname), "%s", h);
+        /* Redis 7.2's aux fields: shard-id kept, the others ignored. */
+        for (char *save = NULL, *t = aux ? strtok_r(aux, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save))
+            if (!strncmp(t, "shard-id=", 9) && valid_name(t + 9, strlen(t + 9)))
+                memcpy(n->shard_id, t + 9, NAMELEN);
     }
     char *at = strchr(buf, '@');
     char *colon = strrchr(buf, ':');
@@ -725,6 +782,9 @@ static int load_config(char *err, size_t errlen)
     fclose(f);
     if (!any)
         return 0;
+    for (int i = 0; i < nnodes; i++)
+        if (nodes[i]->master)
+            nodes[i]->master->flags |= NF_MIGRATE_TO;
     if (!myself) {
         snprintf(err, errlen, "Unrecoverable error: corrupted cluster config file \"%s\" (no myself).", conf_path);
         return -1;
@@ -770,16 +830,46 @@ static void link_free(struct link *l)
             l->node->inbound = NULL;
     }
     epoll_ctl(epfd, EPOLL_CTL_DEL, l->fd, NULL);
+    if (l->ssl)
+        tls_conn_free(l->ssl, !l->hs);
     close(l->fd);
     hk_free(l->rbuf);
     hk_free(l->sbuf);
     hk_free(l);
 }
 
+/* The socket's I/O, plain or TLS, as send(2)/recv(2) with MSG_DONTWAIT. */
+static ssize_t link_io(struct link *l, void *buf, size_t n, int out)
+{
+    if (!l->ssl)
+        return out ? send(l->fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT) : recv(l->fd, buf, n, MSG_DONTWAIT);
+    int want = 0;
+    errno = 0;
+    ssize_t r = out ? tls_conn_write(l->ssl, buf, n, &want) : tls_conn_read(l->ssl, buf, n, &want);
+    if (r > 0)
+        return r;
+    if (r == 0) {
+        errno = EAGAIN;
+        return -1;
+    }
+    if (!errno)
+        errno = ECONNRESET;
+    return out ? -1 : 0;
+}
+
+static void link_arm(struct link *l)
+{
+    int want = l->slen > 0 || l->connecting || l->hs_want_write;
+    if (want != l->out_armed) {
+        l->out_armed = want;
+        ep_mod(l);
+    }
+}
+
 static void link_flush(struct link *l)
 {
-    while (l->soff < l->slen && !l->connecting) {
-        ssize_t w = send(l->fd, l->sbuf + l->soff, l->slen - l->soff, MSG_NOSIGNAL | MSG_DONTWAIT);
+    while (l->soff < l->slen && !l->connecting && !l->hs) {
+        ssize_t w = link_io(l, l->sbuf + l->soff, l->slen - l->soff, 1);
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -793,11 +883,45 @@ static void link_flush(struct link *l)
     }
     if (l->soff == l->slen)
         l->soff = l->slen = 0;
-    int want = l->slen > 0 || l->connecting;
-    if (want != l->out_armed) {
-        l->out_armed = want;
-        ep_mod(l);
+    link_arm(l);
+}
+
+/* tls-cluster: a link starts TLS once its TCP connection is up (the
+ * dialling side as the client). */
+static void link_tls_start(struct link *l)
+{
+    if (!__atomic_load_n(&tls_cfg.cluster, __ATOMIC_RELAXED))
+        return;
+    l->ssl = tls_configure(0) == 0 ? (l->inbound ? tls_conn_new(l->fd) : tls_conn_new_client(l->fd)) : NULL;
+    l->hs = 1;
+}
+
+/* One step of a link's TLS handshake: 1 done, 0 not yet, -1 the link was
+ * freed. */
+static int link_handshake(struct link *l)
+{
+    char err[256];
+    int want = 0;
+    if (!l->ssl) {
+        log_msg(LL_WARNING, "Cluster bus: TLS is not configured (tls-cluster yes needs tls-cert-file and a CA)");
+        link_free(l);
+        return -1;
     }
+    int r = l->inbound ? tls_conn_accept(l->ssl, &want, err, sizeof(err))
+                       : tls_conn_connect(l->ssl, &want, err, sizeof(err));
+    if (r < 0) {
+        log_msg(LL_VERBOSE, "Cluster bus TLS handshake failed: %s", err);
+        link_free(l);
+        return -1;
+    }
+    l->hs_want_write = r == 0 && want == TLS_WANT_WRITE;
+    if (r == 1) {
+        l->hs = 0;
+        link_flush(l);
+    } else {
+        link_arm(l);
+    }
+    return r;
 }
 
 static void link_send(struct link *l, const unsigned char *p, size_t n, int type)
@@ -834,8 +958,7 @@ static void build_hdr(unsigned char *h, int type, uint32_t totlen)
     memcpy(h, "RCmb", 4);
     put32(h + 4, totlen);
     put16(h + 8, 1);
-    int port = cfg.cluster_announce_port ? cfg.cluster_announce_port : cfg.port;
-    put16(h + 10, (unsigned)port);
+    put16(h + 10, (unsigned)my_port());
     put16(h + 12, (unsigned)type);
     put64(h + 16, current_epoch);
     put64(h + 24, m ? m->config_epoch : myself->config_epoch);
@@ -848,7 +971,7 @@ static void build_hdr(unsigned char *h, int type, uint32_t totlen)
     const char *aip = cfg.cluster_announce_ip;
     if (aip && *aip)
         snprintf((char *)h + 2168, IPLEN, "%s", aip);
-    put16(h + 2246, 0);
+    put16(h + 2246, (unsigned)my_pport());
     int cport = cfg.cluster_announce_bus_port ? cfg.cluster_announce_bus_port : bus_port();
     put16(h + 2248, (unsigned)cport);
     put16(h + 2250, (unsigned)(myself->flags & 0xffff));
@@ -872,8 +995,21 @@ static void send_ping(struct link *l, int type)
             pfail++;
     int maxg = (wanted > 0 ? wanted : 0) + pfail;
     const char *host = cfg.cluster_announce_hostname;
+    const char *human = cfg.cluster_announce_human_nodename;
     size_t hl = host && *host ? strlen(host) : 0;
-    size_t extlen = hl ? 8 + ((hl + 1 + 7) / 8) * 8 : 0;
+    size_t nl = human && *human ? strlen(human) : 0;
+    /* Redis 7.2's extensions go to the nodes that send them (a 7.0 node
+     * logs a warning for each one it does not know). */
+    int v72 = l->node && (l->node->ext72 || !l->node->ext_seen);
+    int nforgot = 0;
+    if (v72) {
+        long long now0 = time_ms();
+        for (int i = 0; i < nblack; i++)
+            nforgot += blacklist[i].until > now0;
+    }
+    size_t extlen = (hl ? 8 + ((hl + 1 + 7) / 8) * 8 : 0) +
+                    (v72 ? (nl ? 8 + ((nl + 1 + 7) / 8) * 8 : 0) + (size_t)nforgot * (8 + NAMELEN + 8) +
+                               8 + NAMELEN : 0);
     size_t cap = HDR_LEN + (size_t)maxg * GOSSIP_LEN + extlen;
     unsigned char *buf = hk_calloc(cap);
     unsigned char *g = buf + HDR_LEN;
@@ -919,13 +1055,43 @@ static void send_ping(struct link *l, int type)
     hk_free(added);
     size_t tot = HDR_LEN + (size_t)count * GOSSIP_LEN;
     build_hdr(buf, type, 0);
+    unsigned next = 0;
     if (hl) {
-        unsigned char *x = buf + tot;
-        put32(x, (uint32_t)extlen);
-        put16(x + 4, 0); /* hostname */
-        memcpy(x + 8, host, hl);
-        tot += extlen;
-        put16(buf + 2214, 1);
+        size_t len = 8 + ((hl + 1 + 7) / 8) * 8;
+        put32(buf + tot, (uint32_t)len);
+        put16(buf + tot + 4, 0); /* hostname */
+        memcpy(buf + tot + 8, host, hl);
+        tot += len;
+        next++;
+    }
+    if (v72) {
+        if (nl) {
+            size_t len = 8 + ((nl + 1 + 7) / 8) * 8;
+            put32(buf + tot, (uint32_t)len);
+            put16(buf + tot + 4, 1); /* human node name */
+            memcpy(buf + tot + 8, human, nl);
+            tot += len;
+            next++;
+        }
+        for (int i = 0, k = 0; i < nblack && k < nforgot; i++) {
+            if (blacklist[i].until <= now)
+                continue;
+            put32(buf + tot, 8 + NAMELEN + 8);
+            put16(buf + tot + 4, 2); /* forgotten node, its remaining ttl */
+            memcpy(buf + tot + 8, blacklist[i].name, NAMELEN);
+            put64(buf + tot + 8 + NAMELEN, (uint64_t)((blacklist[i].until - now) / 1000));
+            tot += 8 + NAMELEN + 8;
+            next++;
+            k++;
+        }
+        put32(buf + tot, 8 + NAMELEN);
+        put16(buf + tot + 4, 3); /* shard id */
+        memcpy(buf + tot + 8, myself->shard_id, NAMELEN);
+        tot += 8 + NAMELEN;
+        next++;
+    }
+    if (next) {
+        put16(buf + 2214, next);
         buf[2253] |= MF0_EXT_DATA;
     }
     put32(buf + 4, (uint32_t)tot);
@@ -1061,8 +1227,10 @@ static void set_my_master(struct node *m)
     }
     int was_master = !(myself->flags & NF_SLAVE) || !myself->master;
     myself->master = m;
+    m->flags |= NF_MIGRATE_TO;
+    memcpy(myself->shard_id, m->shard_id, NAMELEN);
     if (m->ip[0] && m->port)
-        replica_set_master(m->ip, m->port);
+        replica_set_master(m->ip, repl_port(m));
     if (was_master && cluster_became_replica)
         cluster_became_replica();
     todo_save = todo_state = 1;
@@ -1199,7 +1367,7 @@ static int update_address(struct node *n, struct link *l, const unsigned char *h
     n->flags &= ~NF_NOADDR;
     log_msg(LL_NOTICE, "Address updated for node %.40s, now %s:%d", n->name, n->ip, n->port);
     if ((myself->flags & NF_SLAVE) && myself->master == n)
-        replica_set_master(n->ip, n->port);
+        replica_set_master(n->ip, repl_port(n));
     return 1;
 }
 
@@ -1266,29 +1434,65 @@ static void process_gossip(const unsigned char *h, int count, struct node *sende
     }
 }
 
+/* The ping extensions (Redis 7.0's hostname; 7.2's human node name,
+ * forgotten node and shard id).  Lengths were checked (expected_len). */
 static void process_exts(const unsigned char *h, size_t tot, int count, struct node *sender)
 {
-    if (!(h[2253] & MF0_EXT_DATA))
-        return;
-    size_t at = HDR_LEN + (size_t)count * GOSSIP_LEN;
-    unsigned n = get16(h + 2214);
-    char host[256] = "";
-    while (n-- && at + 8 <= tot) {
-        uint32_t len = get32(h + at);
-        unsigned type = get16(h + at + 4);
-        if (len < 8 || at + len > tot)
-            break;
-        if (type == 0) { /* hostname */
-            size_t hl = strnlen((const char *)h + at + 8, len - 8);
-            if (hl < sizeof(host)) {
-                memcpy(host, h + at + 8, hl);
-                host[hl] = 0;
+    char host[256] = "", human[256] = "";
+    const unsigned char *shard = NULL;
+    sender->ext_seen = 1;
+    if (h[2253] & MF0_EXT_DATA) {
+        size_t at = HDR_LEN + (size_t)count * GOSSIP_LEN;
+        unsigned n = get16(h + 2214);
+        while (n-- && at + 8 <= tot) {
+            uint32_t len = get32(h + at);
+            unsigned type = get16(h + at + 4);
+            if (len < 8 || at + len > tot)
+                break;
+            const unsigned char *d = h + at + 8;
+            size_t dl = len - 8;
+            if (type == 0 || type == 1) { /* hostname, human node name: NUL-terminated */
+                char *out = type == 0 ? host : human;
+                size_t sl = strnlen((const char *)d, dl);
+                if (sl < 256) {
+                    memcpy(out, d, sl);
+                    out[sl] = 0;
+                }
+            } else if (type == 2 && dl >= NAMELEN + 8) { /* forgotten node: name, ttl (s) */
+                sender->ext72 = 1;
+                struct node *f = lookup((const char *)d, NAMELEN);
+                if (f && f != myself && !((myself->flags & NF_SLAVE) && myself->master == f)) {
+                    uint64_t ttl = get64(d + NAMELEN);
+                    if (ttl > 3600)
+                        ttl = 3600;
+                    nblack++;
+                    blacklist = hk_realloc(blacklist, sizeof(*blacklist) * (size_t)nblack);
+                    memcpy(blacklist[nblack - 1].name, f->name, NAMELEN);
+                    blacklist[nblack - 1].until = time_ms() + (long long)ttl * 1000;
+                    log_msg(LL_NOTICE, "Node %.40s forgotten (told by %.40s)", f->name, sender->name);
+                    node_del(f);
+                    todo_save = todo_state = 1;
+                }
+            } else if (type == 3 && dl >= NAMELEN) { /* shard id */
+                sender->ext72 = 1;
+                shard = d;
             }
+            at += len;
         }
-        at += len;
     }
     if (strcmp(sender->hostname, host)) {
         snprintf(sender->hostname, sizeof(sender->hostname), "%s", host);
+        todo_save = 1;
+    }
+    if (strcmp(sender->human, human))
+        snprintf(sender->human, sizeof(sender->human), "%s", human);
+    if (!shard && sender->master)
+        shard = (const unsigned char *)sender->master->shard_id;
+    if (shard && memcmp(sender->shard_id, shard, NAMELEN)) {
+        memcpy(sender->shard_id, shard, NAMELEN);
+        /* A replica's shard is its master's. */
+        if ((myself->flags & NF_SLAVE) && myself->master == sender)
+            memcpy(myself->shard_id, shard, NAMELEN);
         todo_save = 1;
     }
 }
@@ -1316,7 +1520,8 @@ static void vote_if_needed(struct node *n, const unsigned char *h)
             return;
     last_vote_epoch = current_epoch;
     m->voted_time = now;
-    todo_save = 1;
+    todo_save = todo_fsync = 1;
+    save_config(); /* the vote is on disk before it is sent */
     unsigned char buf[HDR_LEN];
     build_hdr(buf, T_AUTH_ACK, HDR_LEN);
     link_send(n->link, buf, HDR_LEN, T_AUTH_ACK);
@@ -1338,7 +1543,7 @@ static void promote_myself(void)
             if (slot_owner[j] == old)
                 add_slot(myself, j);
     slot_bits_update();
-    todo_save = todo_state = 1;
+    todo_save = todo_state = todo_fsync = 1;
     update_state();
     save_config();
     for (int i = 0; i < nnodes; i++)
@@ -1423,6 +1628,7 @@ static void handle_failover(void)
     if (!fo_sent) {
         current_epoch++;
         fo_epoch = current_epoch;
+        todo_fsync = 1;
         log_msg(LL_NOTICE, "Starting a failover election for epoch %llu.", (unsigned long long)current_epoch);
         unsigned char buf[HDR_LEN];
         build_hdr(buf, T_AUTH_REQ, HDR_LEN);
@@ -1525,11 +1731,11 @@ static int process(struct link *l)
         sender_cfg_epoch = get64(h + 24);
         if (ce > current_epoch) {
             current_epoch = ce;
-            todo_save = 1;
+            todo_save = todo_fsync = 1;
         }
         if (sender_cfg_epoch > sender->config_epoch) {
             sender->config_epoch = sender_cfg_epoch;
-            todo_save = 1;
+            todo_save = todo_fsync = 1;
         }
         sender->repl_offset = (long long)get64(h + 32);
         if (mf_end && !mf_force && (myself->flags & NF_SLAVE) && myself->master == sender && (h[2253] & MF0_PAUSED) &&
@@ -1614,6 +1820,7 @@ static int process(struct link *l)
                 }
                 if (m && sender->master != m) {
                     sender->master = m;
+                    m->flags |= NF_MIGRATE_TO; /* it had a replica: orphaned if it loses them all */
                     todo_save = 1;
                 }
             }
@@ -1645,7 +1852,7 @@ static int process(struct link *l)
              * epoch. */
             current_epoch++;
             myself->config_epoch = current_epoch;
-            todo_save = 1;
+            todo_save = todo_fsync = 1;
             log_msg(LL_VERBOSE, "WARNING: configEpoch collision with node %.40s. configEpoch set to %llu",
                     sender->name, (unsigned long long)current_epoch);
         }
@@ -1732,7 +1939,7 @@ static void link_read(struct link *l)
         size_t room = l->rcap - l->rlen;
         if (want > room)
             want = room;
-        ssize_t n = recv(l->fd, l->rbuf + l->rlen, want, MSG_DONTWAIT);
+        ssize_t n = link_io(l, l->rbuf + l->rlen, want, 0);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -1757,6 +1964,62 @@ static void link_read(struct link *l)
                 l->rbuf = NULL;
                 l->rcap = 0;
             }
+        }
+    }
+}
+
+/* ------------------------------------------------- replica migration --- */
+static int ok_replicas(struct node *m)
+{
+    int k = 0;
+    for (int i = 0; i < nnodes; i++)
+        if (nodes[i]->master == m && (nodes[i]->flags & NF_SLAVE) && !(nodes[i]->flags & (NF_FAIL | NF_PFAIL)))
+            k++;
+    return k;
+}
+
+/* clusterHandleSlaveMigration: a replica of a master with more than
+ * cluster-migration-barrier working replicas (and the most replicas of any
+ * master) moves to a master left without any for 5 s; of its siblings,
+ * only the one with the smallest name goes. */
+static void replica_migration(long long now)
+{
+    int max_reps = 0, orphans = 0;
+    for (int i = 0; i < nnodes; i++) {
+        struct node *n = nodes[i];
+        if (!(n->flags & NF_MASTER) || (n->flags & NF_HANDSHAKE))
+            continue;
+        int ok = ok_replicas(n);
+        if (ok > max_reps)
+            max_reps = ok;
+        if (ok == 0 && n->numslots > 0 && (n->flags & NF_MIGRATE_TO) && !(n->flags & NF_FAIL)) {
+            orphans++;
+            if (!n->orphaned_time)
+                n->orphaned_time = now;
+        } else {
+            n->orphaned_time = 0;
+        }
+    }
+    struct node *m = myself->master;
+    if (!(myself->flags & NF_SLAVE) || !m || !orphans || max_reps < 2 || !state_ok ||
+        !__atomic_load_n(&cfg.cluster_allow_replica_migration, __ATOMIC_RELAXED))
+        return;
+    int mine = ok_replicas(m);
+    if (mine != max_reps || mine <= __atomic_load_n(&cfg.cluster_migration_barrier, __ATOMIC_RELAXED))
+        return;
+    for (int i = 0; i < nnodes; i++) {
+        struct node *s = nodes[i];
+        if (s != myself && s->master == m && !(s->flags & (NF_FAIL | NF_PFAIL)) &&
+            memcmp(s->name, myself->name, NAMELEN) < 0)
+            return; /* a sibling with a smaller name goes */
+    }
+    for (int i = 0; i < nnodes; i++) {
+        struct node *t = nodes[i];
+        if ((t->flags & NF_MASTER) && t->orphaned_time && now - t->orphaned_time > 5000 && t != m) {
+            log_msg(LL_NOTICE, "Migrating to orphaned master %.40s", t->name);
+            set_my_master(t);
+            save_config();
+            return;
         }
     }
 }
@@ -1789,8 +2052,12 @@ static void connect_node(struct node *n)
     if (l->connecting) {
         l->out_armed = 1;
         ep_mod(l);
+    } else {
+        link_tls_start(l);
     }
     long long old = n->ping_sent;
+    if (l->hs && link_handshake(l) < 0)
+        return;
     send_ping(l, (n->flags & NF_MEET) ? T_MEET : T_PING);
     if (old)
         n->ping_sent = old;
@@ -1853,14 +2120,15 @@ static void cron(void)
         char host[256];
         int port = 0;
         if (!replica_master(host, sizeof(host), &port) || strcmp(host, myself->master->ip) ||
-            port != myself->master->port)
-            replica_set_master(myself->master->ip, myself->master->port);
+            port != repl_port(myself->master))
+            replica_set_master(myself->master->ip, repl_port(myself->master));
     }
     for (int i = 0; i < nnodes; i++)
         if (nodes[i]->flags & NF_PFAIL)
             mark_failing_if_needed(nodes[i]);
     if (myself->flags & NF_SLAVE)
         handle_failover();
+    replica_migration(now);
     if (mf_paused && (now > mf_end || !(myself->flags & NF_MASTER))) {
         mf_paused = 0;
         mf_end = 0;
@@ -1880,7 +2148,10 @@ static void accept_bus(int lfd)
             return;
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        link_new(fd, 1);
+        struct link *l = link_new(fd, 1);
+        link_tls_start(l);
+        if (l->hs)
+            link_handshake(l);
     }
 }
 
@@ -1922,10 +2193,18 @@ static void *bus_main(void *arg)
                     continue;
                 }
                 l->connecting = 0;
+                link_tls_start(l);
+            }
+            int force_read = 0;
+            if (l->hs) {
+                int r = link_handshake(l);
+                if (r <= 0)
+                    continue; /* freed, or not done */
+                force_read = 1; /* OpenSSL may hold the peer's first bytes */
             }
             if (evs[i].events & EPOLLOUT)
                 link_flush(l);
-            if (evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP))
+            if ((evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) || force_read)
                 link_read(l);
         }
         send_published();
@@ -1978,7 +2257,8 @@ int cluster_init(char *err, size_t errlen)
     } else {
         log_msg(LL_NOTICE, "Node configuration loaded, I'm %.40s", myself->name);
     }
-    myself->port = cfg.cluster_announce_port ? cfg.cluster_announce_port : cfg.port;
+    myself->port = my_port();
+    myself->pport = my_pport();
     myself->cport = cfg.cluster_announce_bus_port ? cfg.cluster_announce_bus_port : bus_port();
     if (cfg.cluster_announce_ip && *cfg.cluster_announce_ip)
         snprintf(myself->ip, sizeof(myself->ip), "%s", cfg.cluster_announce_ip);
@@ -2047,7 +2327,7 @@ int cluster_start(char *err, size_t errlen)
     pthread_mutex_lock(&cl_mu);
     /* A replica follows its master from the start. */
     if ((myself->flags & NF_SLAVE) && myself->master && myself->master->ip[0])
-        replica_set_master(myself->master->ip, myself->master->port);
+        replica_set_master(myself->master->ip, repl_port(myself->master));
     pthread_mutex_unlock(&cl_mu);
     if (pthread_create(&tid, NULL, bus_main, NULL) != 0) {
         snprintf(err, errlen, "Can't start the cluster bus thread");
@@ -2150,6 +2430,7 @@ int cluster_route(int slot, unsigned flags, int missing, int existing, int multi
 {
     char ep[300];
     pthread_mutex_lock(&cl_mu);
+    req_pport = (flags & CR_PLAIN) && __atomic_load_n(&tls_cfg.cluster, __ATOMIC_RELAXED);
     struct node *n = slot_owner[slot];
     int rc = -1;
     if (!n) {
@@ -2181,7 +2462,7 @@ int cluster_route(int slot, unsigned flags, int missing, int existing, int multi
             snprintf(err, cap, "TRYAGAIN Multiple keys request during rehashing of slot");
         } else {
             struct node *t = migrating_to[slot];
-            snprintf(err, cap, "ASK %d %s:%d", slot, endpoint(t, ep, sizeof(ep)), t->port);
+            snprintf(err, cap, "ASK %d %s:%d", slot, endpoint(t, ep, sizeof(ep)), port_for(t));
         }
         goto out;
     }
@@ -2202,8 +2483,9 @@ int cluster_route(int slot, unsigned flags, int missing, int existing, int multi
         rc = 0;
         goto out;
     }
-    snprintf(err, cap, "MOVED %d %s:%d", slot, endpoint(n, ep, sizeof(ep)), n->port);
+    snprintf(err, cap, "MOVED %d %s:%d", slot, endpoint(n, ep, sizeof(ep)), port_for(n));
 out:
+    req_pport = 0;
     pthread_mutex_unlock(&cl_mu);
     return rc;
 }
@@ -2257,7 +2539,7 @@ static void node_entry(struct client *c, struct node *n)
     char ep[300];
     reply_array(&c->out, 4);
     reply_bulk_cstr(&c->out, endpoint(n, ep, sizeof(ep)));
-    reply_int(&c->out, n->port);
+    reply_int(&c->out, port_for(n));
     reply_bulk(&c->out, n->name, NAMELEN);
     int t = __atomic_load_n(&cfg.cluster_preferred_endpoint_type, __ATOMIC_RELAXED);
     int k = (t != 0 && n->ip[0]) + (t != 1 && n->hostname[0]);
@@ -2319,7 +2601,7 @@ static void shard_node(struct client *c, struct node *n)
     reply_bulk_cstr(&c->out, "id");
     reply_bulk(&c->out, n->name, NAMELEN);
     reply_bulk_cstr(&c->out, "port");
-    reply_int(&c->out, n->port);
+    reply_int(&c->out, port_for(n));
     reply_bulk_cstr(&c->out, "ip");
     reply_bulk_cstr(&c->out, n->ip);
     reply_bulk_cstr(&c->out, "endpoint");
@@ -2595,6 +2877,7 @@ static void cmd_setslot(struct client *c)
             if (myself->config_epoch == 0 || maxep) {
                 current_epoch++;
                 myself->config_epoch = current_epoch;
+                todo_fsync = 1;
                 log_msg(LL_NOTICE, "configEpoch updated after importing slot to %llu",
                         (unsigned long long)current_epoch);
             }
@@ -2693,11 +2976,11 @@ void cluster_command(struct client *c)
     if (!need_cluster(c))
         return;
     pthread_mutex_lock(&cl_mu);
+    req_pport = !c->tls && __atomic_load_n(&tls_cfg.cluster, __ATOMIC_RELAXED);
     if (is(c, 1, "myid")) {
         reply_bulk(&c->out, myself->name, NAMELEN);
     } else if (is(c, 1, "myshardid")) {
-        struct node *m = my_master();
-        reply_bulk(&c->out, m ? m->name : myself->name, NAMELEN);
+        reply_bulk(&c->out, myself->shard_id, NAMELEN);
     } else if (is(c, 1, "nodes")) {
         struct sbuf b = {0};
         nodes_text(&b, 0);
@@ -2884,7 +3167,7 @@ void cluster_command(struct client *c)
         if (myself->config_epoch == 0 || maxep) {
             current_epoch++;
             myself->config_epoch = current_epoch;
-            todo_save = 1;
+            todo_save = todo_fsync = 1;
             save_config();
             char line[64];
             snprintf(line, sizeof(line), "BUMPED %llu", (unsigned long long)myself->config_epoch);
@@ -2909,7 +3192,7 @@ void cluster_command(struct client *c)
             myself->config_epoch = (uint64_t)e;
             if ((uint64_t)e > current_epoch)
                 current_epoch = (uint64_t)e;
-            todo_save = todo_state = 1;
+            todo_save = todo_state = todo_fsync = 1;
             save_config();
             reply_ok(&c->out);
         }
@@ -2927,6 +3210,7 @@ void cluster_command(struct client *c)
             /* No election: a new epoch of our own, and the slots. */
             current_epoch++;
             myself->config_epoch = current_epoch;
+            todo_fsync = 1;
             log_msg(LL_NOTICE, "Taking over the master (user request).");
             promote_myself();
             reply_ok(&c->out);
@@ -2991,6 +3275,7 @@ void cluster_command(struct client *c)
                      up);
     }
 out:
+    req_pport = 0;
     pthread_mutex_unlock(&cl_mu);
 }
 

@@ -47,6 +47,7 @@ void cluster_stop(void);
 #define CR_READONLY 4 /* the client sent READONLY */
 #define CR_SHARD_PUBSUB 8
 #define CR_MIGRATE 16 /* MIGRATE itself: served while the slot moves */
+#define CR_PLAIN 32   /* the client is not on TLS (told plaintext ports when the bus is TLS) */
 int cluster_route(int slot, unsigned flags, int missing, int existing, int multiple, char *err, size_t cap);
 /* The error for keys in different slots. */
 #define CLUSTER_CROSSSLOT_ERR "CROSSSLOT Keys in request don't hash to the same slot"

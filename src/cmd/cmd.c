@@ -324,7 +324,7 @@ static int cluster_check(struct client *c, const struct cmd *cmd)
         unsigned rf = ((fl & CMD_WRITE) ? CR_WRITE : 0) |
                       (((c->flags & CF_ASKING) || (cmd->flags & CMD_ASKING)) ? CR_ASKING : 0) |
                       ((c->flags & CF_CLUSTER_READONLY) ? CR_READONLY : 0) | (shard ? CR_SHARD_PUBSUB : 0) |
-                      (!strcmp(cmd->name, "migrate") ? CR_MIGRATE : 0);
+                      (!strcmp(cmd->name, "migrate") ? CR_MIGRATE : 0) | (c->tls ? 0 : CR_PLAIN);
         int missing = 0, existing = 0;
         if ((b & (CSB_MIGRATING | CSB_IMPORTING)) && !is_exec && !shard) {
             spin_lock(&ks.locks[slot]);

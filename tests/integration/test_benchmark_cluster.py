@@ -1,9 +1,10 @@
 """hotkv-benchmark --cluster (issue #20) against a 3-master Redis Cluster.
 
-The cluster is Debian's redis-server 7.0 by default; $HOTKV_CLUSTER_SERVER
-names another server binary that takes the same options (--port,
---cluster-enabled yes, --cluster-config-file, --dir, --save, --appendonly),
-e.g. HotKV once it has cluster mode.  start_cluster() is the reusable part:
+The cluster is HotKV's (the binary under test) by default, Debian's
+redis-server 7.0 with HOTKV_SERVER=redis; $HOTKV_CLUSTER_SERVER names
+another server binary that takes the same options (--port,
+--cluster-enabled yes, --cluster-config-file, --dir, --save, --appendonly).
+A load-generator test: it runs on the release build only.  start_cluster() is the reusable part:
 it starts n nodes on free ports, joins them with `redis-cli --cluster
 create`, waits for cluster_state:ok everywhere, and returns an object whose
 stop() kills every node it started (by PID).
@@ -31,7 +32,7 @@ import time
 
 import pytest
 
-from helpers import Resp, wait_until
+from helpers import IS_REDIS, Resp, _conftest, release_only, wait_until
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -49,10 +50,12 @@ def _bench_path():
 
 
 BENCH = _bench_path()
-CLUSTER_SERVER = os.environ.get("HOTKV_CLUSTER_SERVER") or shutil.which("redis-server")
+CLUSTER_SERVER = os.environ.get("HOTKV_CLUSTER_SERVER") or (shutil.which("redis-server") if IS_REDIS
+                                                            else _conftest.BIN)
 REDIS_CLI = shutil.which("redis-cli")
 
 pytestmark = [
+    release_only,
     pytest.mark.skipif(not os.path.exists(BENCH), reason="hotkv-benchmark not built (make all)"),
     pytest.mark.skipif(not CLUSTER_SERVER or not REDIS_CLI,
                        reason="needs redis-server (or $HOTKV_CLUSTER_SERVER) and redis-cli"),

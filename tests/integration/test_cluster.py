@@ -23,7 +23,8 @@ import time
 import pytest
 import redis
 
-from helpers import IS_REDIS, Resp, wait_until
+from helpers import IS_REDIS, Resp, release_only, wait_until
+from test_tls import certs, server_args  # noqa: F401 (certs is a fixture)
 from helpers import _conftest
 
 pytestmark = [pytest.mark.skipif(IS_REDIS, reason="HotKV nodes (mixed clusters use redis-server too)"),
@@ -64,10 +65,11 @@ def client(port, **kw):
 class Node:
     """One cluster node: HotKV (kind "hotkv") or redis-server ("redis")."""
 
-    def __init__(self, kind="hotkv", port=None, d=None):
+    def __init__(self, kind="hotkv", port=None, d=None, extra=()):
         self.kind = kind
         self.port = port or cluster_port()
         self.dir = d or tempfile.mkdtemp(prefix="hotkv-cluster-")
+        self.extra = [str(a) for a in extra]
         self.start()
 
     def start(self):
@@ -78,6 +80,7 @@ class Node:
             cmd = [_conftest.BIN] + common + ["--threads", "2"] + _conftest.HARDENING_OFF
         else:
             cmd = ["redis-server"] + common + ["--appendonly", "no"]
+        cmd += self.extra
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         assert wait_until(self.pingable, timeout=10), self.log()
 
@@ -104,7 +107,9 @@ class Node:
         self.proc.send_signal(signal.SIGKILL)
         self.proc.wait()
 
-    def stop(self):
+    def stop(self, keep=False):
+        """SIGTERM (after SIGCONT); the exit code (None if it was dead
+        already).  Its directory goes unless keep (a restart follows)."""
         rc = None
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGCONT)
@@ -115,6 +120,8 @@ class Node:
                 self.proc.kill()
                 self.proc.wait()
                 rc = -9
+        if not keep:
+            shutil.rmtree(self.dir, ignore_errors=True)
         return rc
 
 
@@ -176,8 +183,12 @@ def six():
         create(ns)
         yield ns
     finally:
-        bad = [(n.dir, rc) for n in ns for rc in [n.stop()] if rc not in (0, None, -9)]
-        assert not bad, bad
+        rcs = [(n, n.stop(keep=True)) for n in ns]
+        bad = [(n.dir, rc) for n, rc in rcs if rc not in (0, None, -9)]
+        for n, rc in rcs:
+            if rc in (0, None, -9):
+                shutil.rmtree(n.dir, ignore_errors=True)
+        assert not bad, "nodes exited badly (their logs are kept): %s" % bad
 
 
 def masters_replicas(ns):
@@ -383,7 +394,7 @@ def test_paused_master_and_nodes_conf_reload(six):
     m = owner_of(ns, "bar")[0]
     before = nodes_view(m.port)[m.myid()]
     mid = m.myid()
-    assert m.stop() == 0
+    assert m.stop(keep=True) == 0
     m.start()
     assert m.myid() == mid
     assert wait_until(lambda: nodes_view(m.port)[mid][3] == before[3], timeout=10)
@@ -425,6 +436,11 @@ def test_mixed_cluster_with_redis_server_nodes():
         rc = redis.RedisCluster(host="127.0.0.1", port=survivor.port, decode_responses=True)
         assert wait_until(lambda: all(rc.get("mix:%d" % i) == str(i) for i in range(300)), timeout=20)
         assert kinds
+        # Redis 7.2's extensions reach a 7.0 node only before its first
+        # ping is read (it logs each as unknown): a handful, not a stream.
+        for n in ns:
+            if n.kind == "redis":
+                assert n.log().count("Received unknown extension type") <= 10, n.log()
     finally:
         for n in ns:
             n.stop()
@@ -505,3 +521,273 @@ def test_scripts_in_cluster_mode(six):
     assert c.eval("#!lua flags=allow-cross-slot-keys\nreturn redis.call('GET', ARGV[1])", 1, "{a}1", near) is None
     with pytest.raises(redis.ResponseError, match="^Can not run script on cluster, 'no-cluster' flag is set.$"):
         c.eval("#!lua flags=no-cluster\nreturn 1", 0)
+
+
+def cli(*args, timeout=60):
+    p = subprocess.run(["redis-cli", "--cluster"] + [str(a) for a in args] + ["--cluster-yes"], capture_output=True,
+                       text=True, timeout=timeout)
+    return p.returncode, p.stdout + p.stderr
+
+
+@release_only
+def test_redis_cli_cluster_tools():
+    """redis-cli --cluster add-node (master and replica), reshard,
+    rebalance, info, fix (an open slot left by an interrupted migration)
+    and del-node on a HotKV cluster."""
+    ns = [Node() for _ in range(3)]
+    extra = []
+    try:
+        create(ns, replicas=0)
+        rc = redis.RedisCluster(host="127.0.0.1", port=ns[0].port, decode_responses=True)
+        for i in range(2000):
+            rc.set("t:%d" % i, i)
+        new = Node()
+        extra.append(new)
+        rcode, out = cli("add-node", "127.0.0.1:%d" % new.port, "127.0.0.1:%d" % ns[0].port)
+        assert rcode == 0, out
+        assert wait_until(lambda: len(nodes_view(ns[0].port)) == 4 and check(ns[0].port)[0], timeout=15)
+        rep = Node()
+        extra.append(rep)
+        rcode, out = cli("add-node", "127.0.0.1:%d" % rep.port, "127.0.0.1:%d" % ns[0].port, "--cluster-slave",
+                         "--cluster-master-id", new.myid())
+        assert rcode == 0, out
+        assert wait_until(lambda: nodes_view(ns[0].port).get(rep.myid(), (0, 0, ""))[2] == new.myid() and
+                          check(ns[0].port)[0], timeout=15)
+        assert wait_until(lambda: all(state_ok(n.port) for n in ns + extra), timeout=15)
+        # Give the new master slots: reshard, then rebalance.
+        rcode, out = cli("reshard", "127.0.0.1:%d" % ns[0].port, "--cluster-from", ns[0].myid(), "--cluster-to",
+                         new.myid(), "--cluster-slots", 500)
+        assert rcode == 0, out
+        assert wait_until(lambda: check(ns[1].port)[0], timeout=15)
+        rcode, out = cli("rebalance", "127.0.0.1:%d" % ns[0].port, "--cluster-use-empty-masters")
+        assert rcode == 0, out
+        assert wait_until(lambda: check(ns[1].port)[0], timeout=15)
+        rcode, out = cli("info", "127.0.0.1:%d" % ns[0].port)
+        assert rcode == 0 and "4 masters" in out and "2000 keys" in out.replace("keys in", "keys"), out
+        counts = [n.c().dbsize() for n in ns + [new]]
+        assert sum(counts) == 2000 and min(counts) > 300, counts
+        assert all(rc.get("t:%d" % i) == str(i) for i in range(2000))
+        # An interrupted migration: fix closes it.
+        src, slot = owner_of(ns + [new], "t:7")
+        dst = next(n for n in ns + [new] if n is not src)
+        dst.c().execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", src.myid())
+        src.c().execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", dst.myid())
+        assert not check(ns[0].port)[0]
+        rcode, out = cli("fix", "127.0.0.1:%d" % ns[0].port)
+        assert rcode == 0, out
+        assert wait_until(lambda: check(ns[0].port)[0], timeout=15)
+        assert all(rc.get("t:%d" % i) == str(i) for i in range(2000))
+        # Empty the new master, then remove its replica and it.
+        rcode, out = cli("reshard", "127.0.0.1:%d" % ns[0].port, "--cluster-from", new.myid(), "--cluster-to",
+                         ns[1].myid(), "--cluster-slots", 16384)
+        assert rcode == 0, out
+        for n in (rep, new):
+            rcode, out = cli("del-node", "127.0.0.1:%d" % ns[0].port, n.myid())
+            assert rcode == 0, out
+        assert wait_until(lambda: len(nodes_view(ns[0].port)) == 3 and check(ns[0].port)[0], timeout=20)
+        assert sum(n.c().dbsize() for n in ns) == 2000
+    finally:
+        for n in ns + extra:
+            n.stop()
+
+
+NODE = shutil.which("node")
+E2E = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "e2e", "bullmq")
+
+
+def slot_map(port):
+    """slot -> port of its master, from CLUSTER SLOTS."""
+    out = {}
+    for r in client(port).execute_command("CLUSTER", "SLOTS"):
+        for s in range(r[0], r[1] + 1):
+            out[s] = int(r[2][1])
+    return out
+
+
+def keys_where_they_belong(ns):
+    """Every key on every live master is in a slot that master owns."""
+    live = [n for n in ns if n.proc.poll() is None]
+    smap = slot_map(live[0].port)
+    for n in live:
+        c = n.c()
+        if c.execute_command("ROLE")[0] != "master":
+            continue
+        for k in c.scan_iter(count=1000):
+            s = c.execute_command("CLUSTER", "KEYSLOT", k)
+            if smap.get(s) != n.port:
+                return False, (k, s, smap.get(s), n.port)
+    return True, None
+
+
+@pytest.mark.skipif(NODE is None or not os.path.isdir(os.path.join(E2E, "node_modules", "ioredis")),
+                    reason="no node / ioredis (scripts/test.sh installs it)")
+def test_reshard_1000_slots_under_load_and_a_failover(six):
+    """A resharding of 1,000 slots while redis-py's RedisCluster and
+    ioredis's Cluster write continuously, then a master killed: no
+    acknowledged write is lost (WAIT-free writes may be lost at the kill
+    only if the replica had not received them: the writers stop before the
+    kill and WAIT 1 on every master), and no key is left on a node that
+    does not own its slot."""
+    ns = six
+    stop = os.path.join(ns[0].dir, "STOP")
+    node = subprocess.Popen([NODE, "cluster_client.js", "300", "90000", stop] + [str(n.port) for n in ns],
+                            cwd=E2E, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert node.stdout.readline().strip() == '{"event":"ready"}'
+        rc = redis.RedisCluster(host="127.0.0.1", port=ns[1].port, decode_responses=True)
+        acked, errors = {}, [0]
+        import threading
+        halt = threading.Event()
+
+        def writer():
+            r = 0
+            while not halt.is_set():
+                r += 1
+                for i in range(300):
+                    try:
+                        rc.set("py:%d" % i, r)
+                        acked["py:%d" % i] = r
+                    except Exception:
+                        errors[0] += 1
+                        time.sleep(0.05)
+        t = threading.Thread(target=writer)
+        t.start()
+        masters, _ = masters_replicas(ns)
+        src, dst = masters[0], masters[1]
+        rcode, out = cli("reshard", "127.0.0.1:%d" % src.port, "--cluster-from", src.myid(), "--cluster-to",
+                         dst.myid(), "--cluster-slots", 1000, timeout=120)
+        assert rcode == 0, out
+        assert wait_until(lambda: check(ns[2].port)[0], timeout=20)
+        halt.set()
+        t.join(30)
+        open(stop, "w").close()
+        out = node.communicate(timeout=60)[0]
+        done = [__import__("json").loads(l) for l in out.splitlines() if l.startswith("{")][-1]
+        assert done["event"] == "done" and done["writes"] > 300, done
+        # No acknowledged write lost, none misplaced.
+        for k, v in list(acked.items()) + list(done["acked"].items()):
+            got = rc.get(k)
+            assert got is not None and int(got) >= int(v), (k, v, got)
+        ok, bad = keys_where_they_belong(ns)
+        assert ok, bad
+        # Then a master dies: both clients find the new owner.
+        for m in masters_replicas(ns)[0]:
+            assert m.c().execute_command("WAIT", 1, 5000) == 1
+        assert wait_until(lambda: replicas_synced(ns), timeout=20)
+        victim = dst
+        victim.kill9()
+        os.unlink(stop)
+        node = subprocess.Popen([NODE, "cluster_client.js", "300", "8000", stop] +
+                                [str(n.port) for n in ns if n is not victim],
+                                cwd=E2E, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        out = node.communicate(timeout=60)[0]
+        done = [__import__("json").loads(l) for l in out.splitlines() if l.startswith("{")][-1]
+        assert done["event"] == "done" and done["rounds"] >= 2, done
+        assert all(int(v) >= 1 for v in done["acked"].values()) and len(done["acked"]) == 300
+        live = next(n for n in ns if n is not victim)
+        assert wait_until(lambda: state_ok(live.port), timeout=20)
+        rc = redis.RedisCluster(host="127.0.0.1", port=live.port, decode_responses=True)
+        for k, v in acked.items():
+            got = rc.get(k)
+            assert got is not None and int(got) >= int(v), (k, v, got)
+        ok, bad = keys_where_they_belong(ns)
+        assert ok, bad
+    finally:
+        if node.poll() is None:
+            node.kill()
+            node.wait()
+
+
+def test_replica_migration_to_an_orphaned_master():
+    """cluster-migration-barrier: a master with two replicas gives one to a
+    master whose only replica died (after 5 s orphaned)."""
+    ns = [Node() for _ in range(7)]
+    try:
+        create(ns[:6])
+        masters, reps = masters_replicas(ns[:6])
+        rich = masters[0]
+        extra = ns[6]
+        rcode, out = cli("add-node", "127.0.0.1:%d" % extra.port, "127.0.0.1:%d" % rich.port, "--cluster-slave",
+                         "--cluster-master-id", rich.myid())
+        assert rcode == 0, out
+        assert wait_until(lambda: sum(1 for v in nodes_view(rich.port).values() if v[2] == rich.myid()) == 2,
+                          timeout=15)
+        poor = masters[1]
+        lone = next(r for r, m in reps.items() if m is poor)
+        lone_id = lone.myid()
+        lone.kill9()
+
+        def migrated():
+            v = nodes_view(poor.port)
+            return (sum(1 for i, x in v.items() if x[2] == poor.myid() and i != lone_id and "fail" not in x[1]) == 1 and
+                    sum(1 for x in v.values() if x[2] == rich.myid() and "fail" not in x[1]) == 1)
+        assert wait_until(migrated, timeout=30), [n.log()[-800:] for n in ns if n.proc.poll() is None]
+    finally:
+        for n in ns:
+            n.stop()
+
+
+def test_shard_ids_and_forget_spreads(six):
+    """Redis 7.2's extensions between HotKV nodes: a replica's shard id is
+    its master's (MYSHARDID, kept in nodes.conf); CLUSTER FORGET on one
+    node reaches the others (the forgotten-node extension)."""
+    ns = six
+    masters, reps = masters_replicas(ns)
+    sids = {m: m.c().execute_command("CLUSTER", "MYSHARDID") for m in masters}
+    assert len(set(sids.values())) == 3 and all(len(s) == 40 for s in sids.values())
+    for r, m in reps.items():
+        assert wait_until(lambda: r.c().execute_command("CLUSTER", "MYSHARDID") == sids[m], timeout=10)
+    with open(os.path.join(masters[0].dir, "nodes.conf")) as f:
+        assert "shard-id=%s" % sids[masters[0]] in f.read()
+    gone = next(iter(reps))
+    gid = gone.myid()
+    teller = next(n for n in ns if n is not gone and n is not reps[gone])
+    assert teller.c().execute_command("CLUSTER", "FORGET", gid) == "OK"
+    others = [n for n in ns if n is not gone and n is not teller]
+    assert wait_until(lambda: all(gid not in nodes_view(n.port) for n in others), timeout=10), \
+        [list(nodes_view(n.port)) for n in others]
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="no openssl CLI")
+def test_tls_cluster_bus_mixed_with_redis_server(certs):
+    """tls-cluster yes: the bus and the replication links are TLS; HotKV and
+    redis-server 7.0 nodes form one cluster through their TLS ports
+    (redis-cli --tls --cluster create), a plain client is redirected to
+    plaintext ports and a TLS client to TLS ports, and a failover works."""
+    def tls_extra():
+        return ["--tls-port", cluster_port(), "--tls-cluster", "yes", "--tls-replication", "yes"] + \
+            server_args(certs)
+    ns = [Node(kind, extra=tls_extra()) for kind in ("hotkv", "redis", "hotkv", "redis", "hotkv", "hotkv")]
+    for n in ns:
+        n.tls = int(n.extra[n.extra.index("--tls-port") + 1])
+    tls = ["--tls", "--cacert", certs["ca"] + ".crt", "--cert", certs["client"] + ".crt", "--key",
+           certs["client"] + ".key"]
+    try:
+        p = subprocess.run(["redis-cli"] + tls + ["--cluster", "create"] + ["127.0.0.1:%d" % n.tls for n in ns]
+                           + ["--cluster-replicas", "1", "--cluster-yes"], capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0 and "All 16384 slots covered" in p.stdout, p.stdout + p.stderr
+        assert wait_until(lambda: all(state_ok(n.port) for n in ns), timeout=20), [n.log() for n in ns]
+        owner, slot = owner_of(ns, "foo")
+        other = next(n for n in ns if n is not owner and "master" in nodes_view(n.port)[n.myid()][1])
+        with pytest.raises(redis.ResponseError, match=r"^MOVED 12182 127\.0\.0\.1:%d$" % owner.port):
+            other.c().set("foo", "1")
+        tc = redis.Redis(host="127.0.0.1", port=other.tls, ssl=True, ssl_ca_certs=certs["ca"] + ".crt",
+                         ssl_certfile=certs["client"] + ".crt", ssl_keyfile=certs["client"] + ".key",
+                         decode_responses=True, socket_timeout=10)
+        with pytest.raises(redis.ResponseError, match=r"^MOVED 12182 127\.0\.0\.1:%d$" % owner.tls):
+            tc.set("foo", "1")
+        assert owner.c().set("foo", "bar")
+        # The replicas follow over TLS; kill the owner: its replica takes over.
+        assert wait_until(lambda: replicas_synced(ns), timeout=20)
+        _, reps = masters_replicas(ns)
+        heir = next(r for r, m in reps.items() if m is owner)
+        hid = heir.myid()
+        owner.kill9()
+        assert wait_until(lambda: "master" in nodes_view(heir.port)[hid][1], timeout=30), heir.log()
+        assert heir.c().get("foo") == "bar"
+        for n in ns:
+            if n.kind == "hotkv" and n.proc.poll() is None:
+                assert "TLS handshake failed" not in n.log()
+    finally:
+        for n in ns:
+            n.stop()
