@@ -167,6 +167,7 @@ int server_main(int argc, char **argv)
     cluster_pause_writes = pause_failover_writes;
     cluster_deliver_publish = pubsub_deliver_from_bus;
     cluster_became_replica = unblock_everywhere;
+    cluster_slots_left_shard = pubsub_drop_shard_slots;
     if (cluster_init(err, sizeof(err)) < 0) {
         log_msg(LL_WARNING, "%s", err);
         lazyfree_stop();

@@ -157,6 +157,7 @@ static int mf_paused;
 static long long mf_master_off = -1;
 void (*cluster_pause_writes)(int on);
 void (*cluster_became_replica)(void);
+void (*cluster_slots_left_shard)(const unsigned char *bits);
 void (*cluster_deliver_publish)(int shard, const char *ch, size_t clen, const char *msg, size_t mlen);
 /* CLUSTER FORGET: names not re-added for a minute. */
 struct black {
@@ -431,11 +432,16 @@ static int num_replicas(struct node *m)
     return k;
 }
 
-/* The per-slot bits workers read (cluster.h). */
-static void slot_bits_update(void)
+/* The per-slot bits workers read (cluster.h).  A slot that leaves this
+ * node's shard (it was its own or its master's) ends the shard-channel
+ * subscriptions in it. */
+static void slot_bits_range(int from, int to)
 {
     struct node *mm = myself ? myself->master : NULL;
-    for (int j = 0; j < CLUSTER_SLOTS; j++) {
+    static unsigned char left[SLOT_BYTES];
+    int nleft = 0;
+    for (int j = from; j <= to; j++) {
+        unsigned char old = atomic_load_explicit(&cluster_slot_bits[j], memory_order_relaxed);
         unsigned char b = 0;
         if (myself && slot_owner[j] == myself && (myself->flags & NF_MASTER))
             b |= CSB_MINE;
@@ -446,7 +452,20 @@ static void slot_bits_update(void)
         if (importing_from[j])
             b |= CSB_IMPORTING;
         atomic_store_explicit(&cluster_slot_bits[j], b, memory_order_relaxed);
+        if ((old & (CSB_MINE | CSB_MASTER_MINE)) && !(b & (CSB_MINE | CSB_MASTER_MINE))) {
+            bit_set(left, j);
+            nleft++;
+        }
     }
+    if (nleft && cluster_slots_left_shard && atomic_load(&started))
+        cluster_slots_left_shard(left);
+    if (nleft)
+        memset(left, 0, sizeof(left));
+}
+
+static void slot_bits_update(void)
+{
+    slot_bits_range(0, CLUSTER_SLOTS - 1);
 }
 
 /* ------------------------------------------------- failure reports --- */
@@ -526,6 +545,9 @@ static void sb_add(struct sbuf *b, const char *fmt, ...)
     }
 }
 
+/* Slots in MIGRATING / IMPORTING state (set by nodes_text for node_line). */
+static int nmoving = 1;
+
 /* One CLUSTER NODES line (and nodes.conf line) for n. */
 static void node_line(struct sbuf *b, struct node *n, int conf)
 {
@@ -542,11 +564,17 @@ static void node_line(struct sbuf *b, struct node *n, int conf)
     sb_add(b, " %s %.40s %lld %lld %llu %s", fl, n->master ? n->master->name : "-", n->ping_sent, n->pong_received,
            (unsigned long long)ep, (n->link || (n->flags & NF_MYSELF)) ? "connected" : "disconnected");
     for (int j = 0; j < CLUSTER_SLOTS;) {
+        if (!(j & 7) && !n->slots[j >> 3]) { /* 8 slots not its own */
+            j += 8;
+            continue;
+        }
         if (!bit_get(n->slots, j)) {
             j++;
             continue;
         }
         int s = j;
+        while (j + 1 < CLUSTER_SLOTS && ((j + 1) & 7) == 0 && j + 8 < CLUSTER_SLOTS && n->slots[(j + 1) >> 3] == 0xff)
+            j += 8; /* 8 slots its own */
         while (j + 1 < CLUSTER_SLOTS && bit_get(n->slots, j + 1))
             j++;
         if (s == j)
@@ -555,7 +583,7 @@ static void node_line(struct sbuf *b, struct node *n, int conf)
             sb_add(b, " %d-%d", s, j);
         j++;
     }
-    if (n == myself)
+    if (n == myself && nmoving)
         for (int j = 0; j < CLUSTER_SLOTS; j++) {
             if (migrating_to[j])
                 sb_add(b, " [%d->-%.40s]", j, migrating_to[j]->name);
@@ -567,6 +595,9 @@ static void node_line(struct sbuf *b, struct node *n, int conf)
 
 static void nodes_text(struct sbuf *b, int conf)
 {
+    nmoving = 0;
+    for (int j = 0; j < CLUSTER_SLOTS && !nmoving; j++)
+        nmoving = migrating_to[j] || importing_from[j];
     for (int i = 0; i < nnodes; i++) {
         if (nodes[i]->flags & NF_HANDSHAKE)
             continue;
@@ -2886,9 +2917,13 @@ static void cmd_setslot(struct client *c)
         reply_error(&c->out, "ERR Invalid CLUSTER SETSLOT action or number of arguments. Try CLUSTER HELP");
         return;
     }
-    slot_bits_update();
+    slot_bits_range(slot, slot);
     todo_save = todo_state = 1;
-    save_config();
+    /* NODE is saved before the reply; MIGRATING / IMPORTING / STABLE, the
+     * transient states of a move (redis-cli sends them for every slot),
+     * by the bus thread within 100 ms (one write for a run of them). */
+    if (is(c, 3, "node"))
+        save_config();
     reply_ok(&c->out);
 }
 

@@ -60,6 +60,10 @@ extern void (*cluster_pause_writes)(int on);
  * a master now (-UNBLOCKED, as Redis). */
 extern void (*cluster_became_replica)(void);
 
+/* Set by the command layer: the slots in bits (16384 bits) left this
+ * node's shard; their shard-channel subscribers are dropped. */
+extern void (*cluster_slots_left_shard)(const unsigned char *bits);
+
 /* PUBLISH (shard 0: every node) and SPUBLISH (shard 1: the other nodes
  * of this node's shard) in cluster mode: the message over the bus.  What
  * arrives is handed to cluster_deliver_publish (set by the command layer:

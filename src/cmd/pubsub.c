@@ -525,6 +525,73 @@ static void do_publish(struct client *c, int shard)
         cluster_propagate_publish(shard, c->argv[1], c->argvlen[1], c->argv[2], c->argvlen[2]);
 }
 
+/* Cluster mode: slots that left this node's shard.  Each worker drops its
+ * clients' shard channels in those slots, telling each with sunsubscribe
+ * (Redis's removeChannelsInSlot); the client resubscribes where the slot
+ * went. */
+struct lost_slots {
+    atomic_int refs;
+    unsigned char bits[16384 / 8];
+};
+
+static void drop_shard_job(struct worker *w, void *arg)
+{
+    struct lost_slots *ls = arg;
+    struct dict *d = w->ps_maps[PS_SHARD];
+    size_t n = d ? dict_size(d) : 0;
+    if (n) {
+        /* The names first: unsubscribing changes the map. */
+        struct lname **hit = hk_malloc(sizeof(*hit) * n);
+        size_t k = 0;
+        struct dict_iter it = {0};
+        struct dict_link *l;
+        while ((l = dict_next(d, &it)) && k < n) {
+            struct lname *ln = (struct lname *)l;
+            unsigned s = key_slot(ln->name, ln->len);
+            if (ls->bits[s >> 3] & (1u << (s & 7)))
+                hit[k++] = ln;
+        }
+        for (size_t i = 0; i < k; i++) {
+            size_t len = hit[i]->len;
+            char *name = hk_malloc(len + 1);
+            memcpy(name, hit[i]->name, len + 1);
+            int nsub = hit[i]->n;
+            struct client **subs = hk_malloc(sizeof(*subs) * (size_t)(nsub ? nsub : 1));
+            memcpy(subs, hit[i]->subs, sizeof(*subs) * (size_t)nsub);
+            for (int j = 0; j < nsub; j++) {
+                struct client *c = subs[j];
+                if (!unsubscribe_one(c, PS_SHARD, name, len))
+                    continue;
+                struct reply *o = client_push_target(c);
+                int muted = o->muted;
+                o->muted = 0;
+                reply_push(o, 3);
+                reply_bulk_cstr(o, "sunsubscribe");
+                reply_bulk(o, name, len);
+                reply_int(o, reply_count(c, PS_SHARD));
+                o->muted = muted;
+                update_mode(c);
+                if (o == &c->out)
+                    client_push_ready(c);
+            }
+            hk_free(subs);
+            hk_free(name);
+        }
+        hk_free(hit);
+    }
+    if (atomic_fetch_sub(&ls->refs, 1) == 1)
+        hk_free(ls);
+}
+
+void pubsub_drop_shard_slots(const unsigned char *bits)
+{
+    struct lost_slots *ls = hk_malloc(sizeof(*ls));
+    memcpy(ls->bits, bits, sizeof(ls->bits));
+    atomic_init(&ls->refs, nworkers);
+    for (int i = 0; i < nworkers; i++)
+        worker_post(&workers[i], drop_shard_job, ls);
+}
+
 void pubsub_deliver_from_bus(int shard, const char *ch, size_t clen, const char *msg, size_t mlen)
 {
     if (!reg[PS_CHAN] || !atomic_load_explicit(&reg_listened, memory_order_relaxed))

@@ -24,6 +24,9 @@ long pubsub_publish_internal(const char *ch, size_t clen, const char *msg, size_
 /* A PUBLISH / SPUBLISH that came over the cluster bus (cluster/cluster.h):
  * this node's subscribers only. */
 void pubsub_deliver_from_bus(int shard, const char *ch, size_t clen, const char *msg, size_t mlen);
+/* Cluster mode: the shard-channel subscriptions in the slots set in bits
+ * (16384 bits) end, each subscriber told with sunsubscribe. */
+void pubsub_drop_shard_slots(const unsigned char *bits);
 /* CLIENT LIST fields (owner thread). */
 long pubsub_client_channels(const struct client *c);
 /* Every name c holds (ACL re-checks): fn returns non-zero to stop. */

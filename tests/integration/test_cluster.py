@@ -498,6 +498,12 @@ def test_pubsub_over_the_bus(six):
         other.c().execute_command("SPUBLISH", "ch{x}", "m")
     assert owner.c().execute_command("SPUBLISH", "ch{x}", "sharded") == 0
     assert sp.read() == [b"smessage", b"ch{x}", b"sharded"]
+    # The slot moves to another shard: its subscribers are told to go.
+    dest = next(m for m in masters_replicas(ns)[0] if m is not owner)
+    for n in (dest, owner):
+        n.c().execute_command("CLUSTER", "SETSLOT", slot, "NODE", dest.myid())
+    sp.s.settimeout(10)
+    assert sp.read() == [b"sunsubscribe", b"ch{x}", 0]
 
 
 def test_scripts_in_cluster_mode(six):
