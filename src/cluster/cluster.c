@@ -2628,11 +2628,21 @@ static void shard_node(struct client *c, struct node *n)
 {
     int hn = n->hostname[0] != 0;
     char ep[300];
-    reply_map(&c->out, 7 + hn);
+    /* "port" the plaintext one, "tls-port" the TLS one (when the bus is
+     * TLS, the node's port is its TLS port and pport the plaintext one). */
+    int tlsc = __atomic_load_n(&tls_cfg.cluster, __ATOMIC_RELAXED);
+    int plain = tlsc ? n->pport : n->port, tport = tlsc ? n->port : 0;
+    reply_map(&c->out, 6 + hn + (plain != 0) + (tport != 0));
     reply_bulk_cstr(&c->out, "id");
     reply_bulk(&c->out, n->name, NAMELEN);
-    reply_bulk_cstr(&c->out, "port");
-    reply_int(&c->out, port_for(n));
+    if (plain) {
+        reply_bulk_cstr(&c->out, "port");
+        reply_int(&c->out, plain);
+    }
+    if (tport) {
+        reply_bulk_cstr(&c->out, "tls-port");
+        reply_int(&c->out, tport);
+    }
     reply_bulk_cstr(&c->out, "ip");
     reply_bulk_cstr(&c->out, n->ip);
     reply_bulk_cstr(&c->out, "endpoint");

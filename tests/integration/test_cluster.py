@@ -783,6 +783,11 @@ def test_tls_cluster_bus_mixed_with_redis_server(certs):
         with pytest.raises(redis.ResponseError, match=r"^MOVED 12182 127\.0\.0\.1:%d$" % owner.tls):
             tc.set("foo", "1")
         assert owner.c().set("foo", "bar")
+        shards = Resp(owner.port).call("CLUSTER", "SHARDS")
+        for sh in shards:
+            for nd in dict(zip(sh[0::2], sh[1::2]))[b"nodes"]:
+                f = dict(zip(nd[0::2], nd[1::2]))
+                assert f[b"port"] != f[b"tls-port"] and f[b"port"] > 0 and f[b"tls-port"] > 0, f
         # The replicas follow over TLS; kill the owner: its replica takes over.
         assert wait_until(lambda: replicas_synced(ns), timeout=20)
         _, reps = masters_replicas(ns)
