@@ -14,6 +14,8 @@
 #   manifest  the multi-part AOF manifest parser (aof_manifest_load)
 #   vexpr     VSIM FILTER expressions (ds/vexpr.c): compile + evaluate
 #   config    config-file text (config_load_file)
+#   bus       cluster bus messages (cluster/cluster.c: Redis 7.0's header,
+#             gossip, extensions, every message type) against a fixed view
 #
 # The server's objects (all of src/ but main.c) are built by the Makefile's
 # rules into build-fuzz/obj with -fsanitize=fuzzer-no-link,address,undefined;
@@ -43,7 +45,7 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 FUZZ_SECONDS=${FUZZ_SECONDS:-600}
-ALL_TARGETS="resp restore hnsw rdb aof manifest function vexpr config"
+ALL_TARGETS="resp restore hnsw rdb aof manifest function vexpr config bus"
 FUZZ_TARGETS=${FUZZ_TARGETS:-$ALL_TARGETS}
 FUZZ_JOBS=${FUZZ_JOBS:-1}
 CLANG=${CLANG:-}
@@ -61,7 +63,7 @@ done
 mkdir -p "$OUT"
 if [ "${FUZZ_SKIP_BUILD:-0}" != 1 ]; then
     SRCS=$(ls src/base/*.c src/proto/*.c src/ds/*.c src/db/*.c $(ls src/types/*.c 2>/dev/null) src/net/*.c src/cmd/*.c src/config/*.c \
-        src/script/*.c src/persist/*.c src/server.c src/commands.c)
+        src/script/*.c src/persist/*.c src/cluster/*.c src/server.c src/commands.c)
     OBJS=
     for f in $SRCS; do
         o=${f#src/}
@@ -95,7 +97,7 @@ corpus_of() { if [ "$1" = resp ]; then echo tests/fuzz/corpus; else echo "tests/
 max_len_of() {
     case $1 in
     rdb | aof) echo 16384 ;;
-    restore) echo 8192 ;;
+    restore | bus) echo 8192 ;;
     *) echo 4096 ;;
     esac
 }

@@ -168,6 +168,7 @@ static struct black *blacklist;
 static int nblack;
 
 static int epfd = -1, efd = -1;
+static int fuzzing; /* cluster_fuzz_message: no file, no replication link, no hooks */
 static int lfds[16], nlfd;
 static pthread_t tid;
 static atomic_int stopping;
@@ -457,7 +458,7 @@ static void slot_bits_range(int from, int to)
             nleft++;
         }
     }
-    if (nleft && cluster_slots_left_shard && atomic_load(&started))
+    if (nleft && cluster_slots_left_shard && atomic_load(&started) && !fuzzing)
         cluster_slots_left_shard(left);
     if (nleft)
         memset(left, 0, sizeof(left));
@@ -611,6 +612,8 @@ static int save_config(void)
 {
     int do_fsync = todo_fsync;
     todo_fsync = 0;
+    if (fuzzing)
+        return 0;
     struct sbuf b = {0};
     nodes_text(&b, 1);
     sb_add(&b, "vars currentEpoch %llu lastVoteEpoch %llu\n", (unsigned long long)current_epoch,
@@ -1260,9 +1263,9 @@ static void set_my_master(struct node *m)
     myself->master = m;
     m->flags |= NF_MIGRATE_TO;
     memcpy(myself->shard_id, m->shard_id, NAMELEN);
-    if (m->ip[0] && m->port)
+    if (m->ip[0] && m->port && !fuzzing)
         replica_set_master(m->ip, repl_port(m));
-    if (was_master && cluster_became_replica)
+    if (was_master && cluster_became_replica && !fuzzing)
         cluster_became_replica();
     todo_save = todo_state = 1;
     slot_bits_update();
@@ -1397,7 +1400,7 @@ static int update_address(struct node *n, struct link *l, const unsigned char *h
         link_free(n->link);
     n->flags &= ~NF_NOADDR;
     log_msg(LL_NOTICE, "Address updated for node %.40s, now %s:%d", n->name, n->ip, n->port);
-    if ((myself->flags & NF_SLAVE) && myself->master == n)
+    if ((myself->flags & NF_SLAVE) && myself->master == n && !fuzzing)
         replica_set_master(n->ip, repl_port(n));
     return 1;
 }
@@ -1903,7 +1906,7 @@ static int process(struct link *l)
             }
         }
     } else if (type == T_PUBLISH || type == T_PUBSHARD) {
-        if (!sender || !cluster_deliver_publish)
+        if (!sender || !cluster_deliver_publish || fuzzing)
             return 0;
         uint32_t cl = get32(h + HDR_LEN), ml = get32(h + HDR_LEN + 4);
         const char *ch = (const char *)h + HDR_LEN + 8;
@@ -1926,7 +1929,7 @@ static int process(struct link *l)
         log_msg(LL_NOTICE, "Manual failover requested by replica %.40s.", sender->name);
         mf_end = now + 5000;
         mf_paused = 1;
-        if (cluster_pause_writes)
+        if (cluster_pause_writes && !fuzzing)
             cluster_pause_writes(1);
         send_ping(sender->link, T_PING); /* our offset, with the paused flag, at once */
     } else if (type == T_AUTH_REQ) {
@@ -3346,4 +3349,64 @@ void readwrite_command(struct client *c)
         return;
     c->flags &= ~CF_CLUSTER_READONLY;
     reply_ok(&c->out);
+}
+
+/* ------------------------------------------------------------ fuzzing --- */
+/* One bus message (tests/fuzz/fuzz_bus.c), as if it arrived whole on a
+ * link: outbound from a known master A, or inbound (sender unknown until
+ * its name is read) when bit 0 of the header's first reserved byte (offset
+ * 2216, ignored by the protocol) is set.  The view is rebuilt for each
+ * message: myself, A (a master with slots 0-8191), B (A's replica), C (a
+ * master in handshake).  The declared total length is set to the input's
+ * (framing is link_read's, checked by the length checks in process()). */
+void cluster_fuzz_message(const unsigned char *p, size_t n)
+{
+    static const char na[NAMELEN] = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    static const char nb[NAMELEN] = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+    fuzzing = 1;
+    cluster_on = 1;
+    pthread_mutex_lock(&cl_mu);
+    myself = NULL; /* deleted with the others (never in a real server) */
+    while (nnodes)
+        node_del(nodes[nnodes - 1]);
+    memset(slot_owner, 0, sizeof(slot_owner));
+    nblack = 0;
+    current_epoch = 5;
+    last_vote_epoch = 0;
+    myself = node_new(NULL, NF_MYSELF | NF_MASTER);
+    myself->config_epoch = 3;
+    node_add(myself);
+    struct node *a = node_new(na, NF_MASTER), *b = node_new(nb, NF_SLAVE), *hc = node_new(NULL, NF_HANDSHAKE);
+    snprintf(a->ip, sizeof(a->ip), "127.0.0.1");
+    a->port = 7000;
+    a->cport = 17000;
+    a->config_epoch = 4;
+    b->master = a;
+    snprintf(hc->ip, sizeof(hc->ip), "127.0.0.2");
+    node_add(a);
+    node_add(b);
+    node_add(hc);
+    for (int j = 0; j < CLUSTER_SLOTS / 2; j++)
+        add_slot(a, j);
+    for (int j = CLUSTER_SLOTS / 2; j < CLUSTER_SLOTS; j++)
+        add_slot(myself, j);
+    csize = 2;
+    if (n >= 8) {
+        int inbound = n > 2216 && (p[2216] & 1);
+        struct link *l = link_new(-1, inbound);
+        if (!inbound) {
+            l->node = a;
+            a->link = l;
+        }
+        l->rbuf = hk_malloc(n);
+        l->rcap = l->rlen = n;
+        memcpy(l->rbuf, p, n);
+        put32(l->rbuf + 4, (uint32_t)n);
+        if (n >= HDR_LEN && process(l) < 0)
+            l = NULL;
+        if (l)
+            link_free(l);
+    }
+    update_state();
+    pthread_mutex_unlock(&cl_mu);
 }

@@ -81,4 +81,8 @@ void asking_command(struct client *c);
 void readonly_command(struct client *c);
 void readwrite_command(struct client *c);
 
+/* Fuzzing only (tests/fuzz/fuzz_bus.c): one cluster bus message through
+ * the length checks and processing, against a small fixed view. */
+void cluster_fuzz_message(const unsigned char *p, size_t n);
+
 #endif

@@ -10,6 +10,7 @@
  *   tests/fuzz/corpus-function/  fuzz_function_one  (fuzz_function_harness.h)
  *   tests/fuzz/corpus-vexpr/     fuzz_vexpr_one     (fuzz_vexpr_harness.h)
  *   tests/fuzz/corpus-config/    fuzz_config_one    (fuzz_config_harness.h)
+ *   tests/fuzz/corpus-bus/       fuzz_bus_one       (fuzz_bus_harness.h)
  * Each input runs in a child process with a time and memory limit (the
  * harnesses set up server state: configuration, keyspace, command table),
  * so a hang or a broken invariant fails the test for that file and the run
@@ -21,6 +22,7 @@
 #include <string.h>
 
 #include "../fuzz/fuzz_aof_harness.h"
+#include "../fuzz/fuzz_bus_harness.h"
 #include "../fuzz/fuzz_config_harness.h"
 #include "../fuzz/fuzz_function_harness.h"
 #include "../fuzz/fuzz_hnsw_harness.h"
@@ -170,4 +172,9 @@ TEST(test_fuzz_corpus_harness_short_inputs)
     char why[128];
     if (test_run_guarded(short_inputs, NULL, 20, 1024, why, sizeof(why)))
         test_fail(__FILE__, __LINE__, "short inputs: %s", why);
+}
+
+TEST(test_fuzz_corpus_bus_replays_clean)
+{
+    CHECK(replay_dir("tests/fuzz/corpus-bus", fuzz_bus_one) >= 20);
 }
