@@ -2857,9 +2857,11 @@ static void cmd_setslot(struct client *c)
         reply_error(&c->out, "ERR Please use SETSLOT only with masters.");
         return;
     }
-    if (is(c, 3, "migrating") && c->argc == 5) {
-        if (slot_owner[slot] != myself) {
-            reply_errorf(&c->out, "ERR I'm not the owner of hash slot %d", slot);
+    int mig = is(c, 3, "migrating");
+    if ((mig || is(c, 3, "importing")) && c->argc == 5) {
+        if (mig ? slot_owner[slot] != myself : slot_owner[slot] == myself) {
+            reply_errorf(&c->out, mig ? "ERR I'm not the owner of hash slot %d" : "ERR I'm already the owner of hash slot %d",
+                         slot);
             return;
         }
         struct node *n = lookup(c->argv[4], c->argvlen[4]);
@@ -2871,22 +2873,10 @@ static void cmd_setslot(struct client *c)
             reply_error(&c->out, "ERR Target node is not a master");
             return;
         }
-        migrating_to[slot] = n;
-    } else if (is(c, 3, "importing") && c->argc == 5) {
-        if (slot_owner[slot] == myself) {
-            reply_errorf(&c->out, "ERR I'm already the owner of hash slot %d", slot);
-            return;
-        }
-        struct node *n = lookup(c->argv[4], c->argvlen[4]);
-        if (!n) {
-            reply_errorf(&c->out, "ERR I don't know about node %.*s", (int)c->argvlen[4], c->argv[4]);
-            return;
-        }
-        if (n->flags & NF_SLAVE) {
-            reply_error(&c->out, "ERR Target node is not a master");
-            return;
-        }
-        importing_from[slot] = n;
+        if (mig)
+            migrating_to[slot] = n;
+        else
+            importing_from[slot] = n;
     } else if (is(c, 3, "stable") && c->argc == 4) {
         migrating_to[slot] = importing_from[slot] = NULL;
     } else if (is(c, 3, "node") && c->argc == 5) {

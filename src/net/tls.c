@@ -459,6 +459,26 @@ static struct tls_io *conn_io(void *ssl)
     return BIO_get_data(SSL_get_rbio(ssl));
 }
 
+/* Our socket BIO on fd under ssl (the SSL owns it, and the BIO its
+ * tls_io: io_destroy): ssl, or NULL (ssl freed) if it cannot be made. */
+static SSL *attach(SSL *ssl, int fd)
+{
+    pthread_once(&io_once, io_method_make);
+    struct tls_io *io = hk_calloc(sizeof(*io));
+    BIO *b = io_method ? BIO_new(io_method) : NULL;
+    if (!b) {
+        hk_free(io);
+        ERR_clear_error();
+        SSL_free(ssl);
+        return NULL;
+    }
+    io->fd = fd;
+    BIO_set_data(b, io);
+    BIO_set_init(b, 1);
+    SSL_set_bio(ssl, b, b);
+    return ssl;
+}
+
 void *tls_conn_new(int fd)
 {
     pthread_mutex_lock(&ctx_lock);
@@ -474,21 +494,8 @@ void *tls_conn_new(int fd)
                    : mode == TLS_AUTH_OPTIONAL ? SSL_VERIFY_PEER
                                                : SSL_VERIFY_NONE,
                    NULL);
-    pthread_once(&io_once, io_method_make);
-    struct tls_io *io = hk_calloc(sizeof(*io));
-    BIO *b = io_method ? BIO_new(io_method) : NULL;
-    if (!b) {
-        hk_free(io);
-        ERR_clear_error();
-        SSL_free(ssl);
-        return NULL;
-    }
-    io->fd = fd;
-    BIO_set_data(b, io);
-    BIO_set_init(b, 1);
-    SSL_set_bio(ssl, b, b); /* the SSL owns b (and b io, io_destroy) */
     SSL_set_accept_state(ssl);
-    return ssl;
+    return attach(ssl, fd);
 }
 
 void *tls_conn_new_client(int fd)
@@ -500,21 +507,8 @@ void *tls_conn_new_client(int fd)
         ERR_clear_error();
         return NULL;
     }
-    pthread_once(&io_once, io_method_make);
-    struct tls_io *io = hk_calloc(sizeof(*io));
-    BIO *b = io_method ? BIO_new(io_method) : NULL;
-    if (!b) {
-        hk_free(io);
-        ERR_clear_error();
-        SSL_free(ssl);
-        return NULL;
-    }
-    io->fd = fd;
-    BIO_set_data(b, io);
-    BIO_set_init(b, 1);
-    SSL_set_bio(ssl, b, b);
     SSL_set_connect_state(ssl);
-    return ssl;
+    return attach(ssl, fd);
 }
 
 void tls_conn_set_fd(void *ssl, int fd)

@@ -33,23 +33,13 @@ import time
 import pytest
 
 from helpers import IS_REDIS, Resp, _conftest, release_only, wait_until
+from test_benchmark_tool import _bench_path
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
-def _bench_path():
-    if os.environ.get("HOTKV_BENCHMARK"):
-        return os.environ["HOTKV_BENCHMARK"]
-    if os.environ.get("HOTKV_BIN"):
-        cand = os.path.join(os.path.dirname(os.path.abspath(os.environ["HOTKV_BIN"])),
-                            "hotkv-benchmark")
-        if os.path.exists(cand):
-            return cand
-    return os.path.join(ROOT, "build", "hotkv-benchmark")
-
-
-BENCH = _bench_path()
+BENCH = _bench_path()  # test_benchmark_tool's: $HOTKV_BENCHMARK, beside $HOTKV_BIN, build/
 CLUSTER_SERVER = os.environ.get("HOTKV_CLUSTER_SERVER") or (shutil.which("redis-server") if IS_REDIS
                                                             else _conftest.BIN)
 REDIS_CLI = shutil.which("redis-cli")
