@@ -35,8 +35,6 @@ import pytest
 from helpers import IS_REDIS, Resp, _conftest, release_only, wait_until
 from test_benchmark_tool import _bench_path
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
 BENCH = _bench_path()  # test_benchmark_tool's: $HOTKV_BENCHMARK, beside $HOTKV_BIN, build/
