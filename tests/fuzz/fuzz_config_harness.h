@@ -48,11 +48,18 @@ static struct config fuzz_config_saved;
 static void fuzz_config_restore(void)
 {
     char **now[] = {&cfg.bind, &cfg.logfile, &cfg.pidfile, &cfg.dir, &cfg.dbfilename,
-                    &cfg.config_file, &cfg.maxmemory_policy, &cfg.save, &cfg.appendfilename, &cfg.appenddirname};
+                    &cfg.config_file, &cfg.maxmemory_policy, &cfg.save, &cfg.appendfilename, &cfg.appenddirname,
+                    &cfg.masterauth, &cfg.masteruser, &cfg.replica_announce_ip, &cfg.bind_source_addr,
+                    &cfg.cluster_config_file, &cfg.cluster_announce_ip, &cfg.cluster_announce_hostname,
+                    &cfg.cluster_announce_human_nodename};
     char *const was[] = {fuzz_config_saved.bind, fuzz_config_saved.logfile,
                          fuzz_config_saved.pidfile, fuzz_config_saved.dir, fuzz_config_saved.dbfilename,
                          fuzz_config_saved.config_file, fuzz_config_saved.maxmemory_policy, fuzz_config_saved.save,
-                         fuzz_config_saved.appendfilename, fuzz_config_saved.appenddirname};
+                         fuzz_config_saved.appendfilename, fuzz_config_saved.appenddirname,
+                         fuzz_config_saved.masterauth, fuzz_config_saved.masteruser,
+                         fuzz_config_saved.replica_announce_ip, fuzz_config_saved.bind_source_addr,
+                         fuzz_config_saved.cluster_config_file, fuzz_config_saved.cluster_announce_ip,
+                         fuzz_config_saved.cluster_announce_hostname, fuzz_config_saved.cluster_announce_human_nodename};
     for (size_t i = 0; i < sizeof(was) / sizeof(was[0]); i++)
         if (*now[i] != was[i])
             hk_free(*now[i]);
