@@ -33,6 +33,7 @@
  *    immutable after creation or touched only by the thread holding the
  *    claim.  The owner-side list of blocked clients (bnext/bprev) belongs to
  *    the owner worker alone. */
+#include "../cluster/cluster.h"
 #include "blocking.h"
 
 #include <limits.h>
@@ -697,6 +698,9 @@ static void deliver(struct worker *wk, void *arg)
 }
 
 /* Cancel (owner side): 1 if we won and the client got reply `how`. */
+/* cancel()'s how == 4: this error (cluster mode: the slot moved). */
+static _Thread_local const char *cancel_msg;
+
 static int cancel(struct client *c, int how)
 {
     struct waiter *w = c->blocked;
@@ -716,9 +720,10 @@ static int cancel(struct client *c, int how)
         reply_null_array(&c->out);
     } else {
         size_t at = c->out.len;
-        reply_error(&c->out, how == 3 ? "UNBLOCKED force unblock from blocking operation, instance state changed "
-                                        "(master -> replica?)"
-                                      : "UNBLOCKED client unblocked via CLIENT UNBLOCK");
+        reply_error(&c->out, how == 4   ? cancel_msg
+                             : how == 3 ? "UNBLOCKED force unblock from blocking operation, instance state changed "
+                                          "(master -> replica?)"
+                                        : "UNBLOCKED client unblocked via CLIENT UNBLOCK");
         if (c->out.len > at)
             count_unblock_error(c, w->cmd, c->out.buf + at, c->out.len - at);
     }
@@ -757,6 +762,32 @@ long long blocking_cron(struct worker *wk, long long now)
             next = w->deadline - now;
     }
     return next;
+}
+
+void blocking_cluster_cron(struct worker *wk)
+{
+    struct waiter **h = list_head(wk);
+    if (!h)
+        return;
+    for (struct waiter *w = *h, *nx; w; w = nx) { /* cancel() runs no command */
+        nx = w->bnext;
+        if (w->cb || w->nlock <= 0)
+            continue;
+        unsigned s = w->lock[0];
+        if (atomic_load_explicit(&cluster_slot_bits[s], memory_order_relaxed) == CSB_MINE &&
+            atomic_load_explicit(&cluster_ok, memory_order_relaxed))
+            continue;
+        struct client *c = w->c;
+        char err[400];
+        unsigned rf = ((w->cmd->flags & CMD_WRITE) ? CR_WRITE : 0) |
+                      ((c->flags & CF_CLUSTER_READONLY) ? CR_READONLY : 0) | (c->tls ? 0 : CR_PLAIN);
+        if (cluster_route((int)s, rf, 0, 0, 0, err, sizeof(err)) < 0) {
+            cancel_msg = err;
+            if (cancel(c, 4))
+                client_unblocked(c);
+            cancel_msg = NULL;
+        }
+    }
 }
 
 void blocking_unblock_all(struct worker *wk, void *unused)

@@ -106,6 +106,10 @@ int blocking_unblock(struct client *c, int err);
 /* A worker job: every client of wk blocked in a command gets Redis's
  * "-UNBLOCKED ... instance state changed (master -> replica?)" (the
  * server started following a master: REPLICAOF, FAILOVER). */
+/* Cluster mode, from the worker's cron: clients blocked on keys of a slot
+ * this node no longer serves (moved, or the cluster is down) get MOVED or
+ * CLUSTERDOWN, as Redis's clusterRedirectBlockedClientIfNeeded. */
+void blocking_cluster_cron(struct worker *wk);
 void blocking_unblock_all(struct worker *wk, void *unused);
 
 /* INFO: blocked clients and keys with waiters. */

@@ -1,6 +1,7 @@
 /* loop.c - what the command layer does at the event loop's hook points
  * (net/hooks.h): one place that lists every feature with per-client or
  * per-worker state, so net/ includes none of them. */
+#include "../cluster/cluster.h"
 #include "acl.h"
 #include "loop.h"
 #include "repl.h"
@@ -88,6 +89,8 @@ static long long loop_next_timeout(struct worker *w, long long now_ms)
 
 static void loop_cron(struct worker *w)
 {
+    if (HK_UNLIKELY(cluster_on) && blocking_any(w))
+        blocking_cluster_cron(w);
     /* Still over maxmemory with no command to do the work (EVICT_RUNNING,
      * or a CONFIG SET shrink): evict here, a tenth of the period at most. */
     if (__atomic_load_n(&cfg.maxmemory, __ATOMIC_RELAXED) > 0)

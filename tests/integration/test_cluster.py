@@ -818,3 +818,21 @@ def test_tls_cluster_bus_mixed_with_redis_server(certs):
     finally:
         for n in ns:
             n.stop()
+
+
+def test_blocked_client_is_redirected_when_its_slot_moves(six):
+    """A client blocked (BLPOP) on a key whose slot moves to another master
+    is answered MOVED at once, as Redis does, rather than at its timeout."""
+    ns = six
+    owner, slot = owner_of(ns, "q{z}")
+    dest = next(m for m in masters_replicas(ns)[0] if m is not owner)
+    r = Resp(owner.port, timeout=15)
+    r.send("BLPOP", "q{z}", 30)
+    time.sleep(0.3)
+    assert owner.c().execute_command("CLIENT", "LIST").count("cmd=blpop") == 1
+    t0 = time.time()
+    for n in (dest, owner):
+        n.c().execute_command("CLUSTER", "SETSLOT", slot, "NODE", dest.myid())
+    got = r.read()
+    assert got == ("error", "MOVED %d 127.0.0.1:%d" % (slot, dest.port)), got
+    assert time.time() - t0 < 5
