@@ -768,6 +768,10 @@ def test_shard_ids_and_forget_spreads(six):
     others = [n for n in ns if n is not gone and n is not teller]
     assert wait_until(lambda: all(gid not in nodes_view(n.port) for n in others), timeout=10), \
         [list(nodes_view(n.port)) for n in others]
+    # A node that forgot it through the gossip takes redis-cli's FORGET.
+    assert others[0].c().execute_command("CLUSTER", "FORGET", gid) == "OK"
+    with pytest.raises(redis.ResponseError, match="^Unknown node " + "f" * 40 + "$"):
+        others[0].c().execute_command("CLUSTER", "FORGET", "f" * 40)
 
 
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="no openssl CLI")
