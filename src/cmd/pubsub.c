@@ -231,6 +231,12 @@ static int unsubscribe_one(struct client *c, int kind, const char *name, size_t 
         return 0;
     int i = ((struct cname *)it)->idx;
     hk_free(it);
+    /* Its last name of this kind: the map goes too (a client that is no
+     * longer CF_PUBSUB is not cleaned up by pubsub_client_gone). */
+    if (!dict_size(c->ps_subs[kind])) {
+        dict_free(c->ps_subs[kind], NULL);
+        c->ps_subs[kind] = NULL;
+    }
     struct lname *ln = w->ps_maps[kind] ? (struct lname *)dict_find(w->ps_maps[kind], name, len) : NULL;
     if (ln && i >= 0 && i < ln->n && ln->subs[i] == c) {
         /* O(1): the last subscriber takes c's place; its cname learns the

@@ -81,7 +81,9 @@ class Node:
         else:
             cmd = ["redis-server"] + common + ["--appendonly", "no"]
         cmd += self.extra
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # stderr kept: a sanitizer's report goes there.
+        with open(os.path.join(self.dir, "stderr.log"), "ab") as err:
+            self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
         assert wait_until(self.pingable, timeout=10), self.log()
 
     def pingable(self):
@@ -94,11 +96,14 @@ class Node:
         return client(self.port)
 
     def log(self):
-        try:
-            with open(os.path.join(self.dir, "server.log")) as f:
-                return f.read()[-3000:]
-        except OSError:
-            return ""
+        out = ""
+        for name in ("server.log", "stderr.log"):
+            try:
+                with open(os.path.join(self.dir, name)) as f:
+                    out += f.read()[-3000:]
+            except OSError:
+                pass
+        return out
 
     def myid(self):
         return self.c().execute_command("CLUSTER", "MYID")
