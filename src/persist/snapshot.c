@@ -370,6 +370,9 @@ static void child_done(pid_t pid, int status)
     st.child_type = CHILD_NONE;
     atomic_store(&db_child_active, 0);
     if (type == CHILD_RDB) {
+        /* The MISCONF gate first: whoever reads the status as err in INFO
+         * must already see writes refused. */
+        atomic_store(&write_err, !ok);
         st.last_bgsave_secs = secs;
         st.last_bgsave_ok = ok;
         if (ok) {
@@ -380,7 +383,6 @@ static void child_done(pid_t pid, int status)
     }
     pthread_mutex_unlock(&snap_mu);
     if (type == CHILD_RDB) {
-        atomic_store(&write_err, !ok);
         if (ok)
             log_msg(LL_NOTICE, "Background saving terminated with success");
         else if (bysignal) {

@@ -154,6 +154,11 @@ def create(nodes, replicas=1):
     assert wait_until(lambda: all(state_ok(n.port) for n in nodes), timeout=15)
     # Every node sees every other (gossip spread the replicas too).
     assert wait_until(lambda: all(len(nodes_view(n.port)) == len(nodes) for n in nodes), timeout=15)
+    # ... and knows every replica as one, with its master (a node learns
+    # that from the replica's own pings, after it first saw it as a master).
+    nrep = len(nodes) // (replicas + 1) * replicas
+    assert wait_until(lambda: all(sum(1 for v in nodes_view(n.port).values() if "slave" in v[1] and v[2] != "-")
+                                  == nrep for n in nodes), timeout=15)
 
 
 def replicas_synced(ns):
