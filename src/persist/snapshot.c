@@ -6,6 +6,7 @@
  * snap_mu (snap_mu is never held while waiting for anything else). */
 #include "snapshot.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -199,6 +201,30 @@ pid_t persist_fork(int type)
     return persist_fork_ex(type, NULL, NULL);
 }
 
+/* The child closes every listening socket it inherited (client ports, the
+ * cluster bus): a child that outlives its parent (kill -9 during a save or
+ * a diskless sync) would otherwise keep the ports bound, and a restarted
+ * server could not listen.  Found by SO_ACCEPTCONN, so no layer above has
+ * to hand them down. */
+static void close_listeners(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return;
+    int dfd = dirfd(d);
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        int fd = atoi(de->d_name);
+        if (fd <= 2 || fd == dfd)
+            continue;
+        int on = 0;
+        socklen_t len = sizeof(on);
+        if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &len) == 0 && on)
+            close(fd);
+    }
+    closedir(d);
+}
+
 pid_t persist_fork_ex(int type, void (*at_freeze)(void *), void *arg)
 {
     pthread_mutex_lock(&snap_mu);
@@ -235,6 +261,7 @@ pid_t persist_fork_ex(int type, void (*at_freeze)(void *), void *arg)
          * background work; the parent's threads keep their priority). */
         if (setpriority(PRIO_PROCESS, 0, 19) < 0)
             log_msg(LL_VERBOSE, "Could not lower the priority of the snapshot child: %s", strerror(errno));
+        close_listeners();
         return 0;
     }
     int saved = errno;
