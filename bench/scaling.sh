@@ -17,6 +17,7 @@
 #   set1 / set16   SET of 16-byte values at pipeline 1 / 16
 #   evalsha16      EVALSHA of a rate-limiter-like script over 3 keys of one
 #                  hash slot (INCR + PEXPIRE, SET, GET), pipeline 16
+#   fcall16        the same script as a function (FUNCTION LOAD, FCALL)
 # Connections: CONNS (default 50, or 32 per server thread if more).
 # Output: a Markdown report (-o FILE, else stdout) with requests/s per test
 # and server, HotKV's speed-up over its own 1-thread figure and its ratio to
@@ -24,7 +25,7 @@
 # (FILE with .svg for .md).  On 16 cores the default run takes about 5 min.
 #
 # usage: bench/scaling.sh [-o REPORT.md]
-#   THREADS, TESTS (get1 get16 set1 set16 evalsha16), SECS (5), KEYS
+#   THREADS, TESTS (get1 get16 set1 set16 evalsha16 fcall16), SECS (5), KEYS
 #   (1000000), CONNS, HOTKV_BIN (build/hotkv-server), GEN_BIN
 #   (build/hotkv-benchmark), REDIS_BIN (redis-server), VALKEY_SERVER (none)
 set -euo pipefail
@@ -45,7 +46,7 @@ if [ -z "${THREADS:-}" ]; then
     THREADS=1; t=2
     while [ "$t" -le "$S" ]; do THREADS="$THREADS $t"; t=$((t * 2)); done
 fi
-TESTS=${TESTS:-get1 get16 set1 set16 evalsha16}
+TESTS=${TESTS:-get1 get16 set1 set16 evalsha16 fcall16}
 SECS=${SECS:-5} KEYS=${KEYS:-1000000}
 HOTKV=$(realpath "${HOTKV_BIN:-build/hotkv-server}") GEN=$(realpath "${GEN_BIN:-build/hotkv-benchmark}")
 REDIS=${REDIS_BIN:-redis-server} VALKEY=${VALKEY_SERVER:-}
@@ -68,6 +69,8 @@ if [ "$NCPU" -ge 4 ]; then GEN_CORES="$S-$((NCPU - 1))" GEN_THREADS=$((NCPU - S)
 else GEN_CORES=$((NCPU - 1)) GEN_THREADS=1; fi
 
 SCRIPT='local c = redis.call("INCR", KEYS[1]) if c == 1 then redis.call("PEXPIRE", KEYS[1], 1000) end redis.call("SET", KEYS[2], ARGV[1]) return redis.call("GET", KEYS[3])'
+LIB="#!lua name=scaling
+redis.register_function('rl', function(KEYS, ARGV) $SCRIPT end)"
 RES=$W/results.txt
 
 # one_server KIND LABEL THREADS ARGS... : start, preload, run every test, stop
@@ -92,6 +95,7 @@ one_server() {
         --key-pattern sequential --requests "$KEYS" --command 'SET key:__rand_int__ __data__' -d 16 -q >/dev/null
     local sha
     sha=$($RCLI -p "$port" SCRIPT LOAD "$SCRIPT")
+    $RCLI -p "$port" FUNCTION LOAD REPLACE "$LIB" >/dev/null
     local conns=${CONNS:-$((32 * t > 50 ? 32 * t : 50))}
     local test args
     for test in $TESTS; do
@@ -101,6 +105,7 @@ one_server() {
             set1) args=(--workload set -d 16 -P 1) ;;
             set16) args=(--workload set -d 16 -P 16) ;;
             evalsha16) args=(--command "EVALSHA $sha 3 rl:{__rand_int__}:n rl:{__rand_int__}:v rl:{__rand_int__}:v x" -P 16) ;;
+            fcall16) args=(--command "FCALL rl 3 rl:{__rand_int__}:n rl:{__rand_int__}:v rl:{__rand_int__}:v x" -P 16) ;;
             *) die "unknown test $test" ;;
         esac
         taskset -c "$GEN_CORES" "$GEN" -p "$port" --threads "$GEN_THREADS" -c "$conns" --key-space "$KEYS" \
@@ -136,7 +141,8 @@ for line in open(res):
 threads = sorted({t for (k, t, _) in data if k == "hotkv"})
 kinds = ["hotkv"] + (["valkey"] if any(k == "valkey" for (k, _, _) in data) else [])
 names = {"get1": "GET, pipeline 1", "get16": "GET, pipeline 16", "set1": "SET, pipeline 1",
-         "set16": "SET, pipeline 16", "evalsha16": "EVALSHA (3 keys), pipeline 16"}
+         "set16": "SET, pipeline 16", "evalsha16": "EVALSHA (3 keys), pipeline 16",
+         "fcall16": "FCALL (3 keys), pipeline 16"}
 print("# Throughput against server threads: HotKV%s and redis-server\n" % (", Valkey (io-threads)" if "valkey" in kinds else ""))
 print("Command: `bench/scaling.sh%s` (THREADS=\"%s\" TESTS=\"%s\" SECS=%s KEYS=%s)  " % (
     (" -o " + svg[:-4] + ".md") if svg else "", " ".join(map(str, threads)), " ".join(tests), secs, keys))

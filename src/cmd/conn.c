@@ -242,12 +242,12 @@ static size_t client_line(struct client *c, char *buf, size_t cap, const struct 
     int n = snprintf(buf, cap,
                      "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%ld psub=%ld ssub=%ld multi=%d "
                      "qbuf=%zu qbuf-free=%zu argv-mem=%zu multi-mem=%zu rbs=%zu rbp=%zu obl=%zu oll=0 omem=%zu tot-mem=%zu "
-                     "events=r%s cmd=%s user=%s redir=%lld resp=%d lib-name=%s lib-ver=%s\n",
+                     "events=r%s cmd=%s user=%s redir=%lld resp=%d lib-name=%s lib-ver=%s io-thread=%d\n",
                      (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "", (now - c->ctime_ms) / 1000,
                      (now - c->last_ms) / 1000, fl, c->db, pubsub_client_channels(c), pubsub_client_patterns(c), pubsub_client_shard(c), multi_client_queued(c), qbuf_len(c), c->qcap - c->qlen, (size_t)0, multi_client_mem(c), c->qcap,
                      c->qbuf_peak, c->out.len - c->sent, c->out.len > 16384 ? c->out.cap : (size_t)0,
                      client_mem_usage(c), (c->flags & CF_WANT_WRITE) ? "w" : "", cmd, acl_client_user(c), tracking_redir(c), c->out.resp,
-                     c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
+                     c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "", c->w ? c->w->id : 0);
     return n < 0 ? 0 : (size_t)n; /* >= cap: truncated, call again with n + 1 */
 }
 

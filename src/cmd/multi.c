@@ -11,8 +11,31 @@
  * by trylock; by a plain wait when the slot is above every slot held (the
  * global ascending order keeps that deadlock-free); otherwise it raises
  * db_lock_yield_req and spins: every thread that waits for a lock while
- * holding others gives way to that request (db.c), and scripts run one at a
- * time (the script mutex), so no cycle can form.
+ * holding others gives way to that request (db.c), and scripts that run
+ * alone (the script lock held exclusively) are the only such waiter, so no
+ * cycle can form.
+ *
+ * Parallel contexts.  EVAL scripts run in parallel with each other (the
+ * script lock held shared) in a parallel context.  Two scripts that each
+ * wait mid-run for a slot the other holds would deadlock, and neither can
+ * drop what it holds (it may have written under it).  So a parallel
+ * context that cannot trylock a slot it does not hold yet, while it holds
+ * others:
+ *   - has no side effect yet (only read-only commands ran): it stops with
+ *     LC_PAR_RETRY; the script engine unwinds the run, releases everything
+ *     and runs the script again alone (exclusive);
+ *   - has side effects: it may wait for a slot above every slot it holds
+ *     (ascending order) while no context holds the out-of-order token; for
+ *     any other slot it takes the token (one out-of-order waiter at a time,
+ *     which raises db_lock_yield_req as an exclusive script would); while
+ *     another context holds the token it gives up with LC_PAR_CONFLICT (the
+ *     command is not run; redis.call raises an error).  A context waiting
+ *     ascending gives up the same way when the token is taken meanwhile:
+ *     the token holder may be waiting for one of its slots.
+ * Any slot a parallel context takes beyond the ones it began with is
+ * recorded (lockctx_par_undeclared): the engine then runs that script
+ * alone from the next call on, so the paths above are taken at most a few
+ * times per script.
  *
  * WATCH.  A watched key is a `struct watcher` node in two places: the
  * client's array (owner thread) and the per-slot list watch_heads[slot],
@@ -41,6 +64,7 @@
 #include "multi.h"
 #include "monitor.h"
 #include "slowlog.h"
+#include "t_sort.h"
 #include "tracking.h"
 
 /* ------------------------------------------------------ lock context --- */
@@ -51,9 +75,17 @@ struct lockctx {
     int n, cap;
     unsigned inline_held[64];
     unsigned max;
+    int script;     /* a script's own context: par_extra is tracked */
+    int par;        /* a parallel context (see the header comment) */
+    int par_effect; /* a command that is not read-only ran in it */
+    int par_extra;  /* it took a slot beyond the ones it began with */
+    int par_status; /* LC_PAR_RETRY / LC_PAR_CONFLICT: the last take failed */
+    int par_token;  /* it holds the out-of-order token */
     uint64_t bits[NSLOTS / 64];
 };
 static _Thread_local struct lockctx lc;
+static atomic_int par_token;           /* a parallel context waits out of order */
+static atomic_uint par_token_want = NSLOTS; /* the slot it waits for */
 
 int lockctx_active(void)
 {
@@ -117,12 +149,92 @@ static void lc_take(unsigned s)
     atomic_fetch_sub(&db_lock_yield_req, 1);
 }
 
+/* A parallel context takes slot s, holding others: 0 taken, else the
+ * LC_PAR_* reason it was not (see the header comment). */
+static int lc_take_par(unsigned s)
+{
+    unsigned spins = 0;
+    int rc = 0;
+    for (;;) {
+        if (spin_trylock(&ks.locks[s]))
+            break;
+        if (!lc.par_effect) {
+            rc = LC_PAR_RETRY;
+            break;
+        }
+        if (!lc.par_token) {
+            int holder = atomic_load_explicit(&par_token, memory_order_acquire);
+            if (holder) {
+                /* The out-of-order waiter may be waiting for one of ours. */
+                unsigned want = atomic_load_explicit(&par_token_want, memory_order_acquire);
+                if (want < NSLOTS && lc_has(want)) {
+                    rc = LC_PAR_CONFLICT;
+                    break;
+                }
+            } else if (s < lc.max) {
+                int zero = 0;
+                if (atomic_compare_exchange_strong(&par_token, &zero, 1)) {
+                    atomic_store_explicit(&par_token_want, s, memory_order_release);
+                    lc.par_token = 1;
+                    atomic_fetch_add(&db_lock_yield_req, 1);
+                }
+            }
+        }
+        if (++spins < 256) {
+            __builtin_ia32_pause();
+        } else {
+            spins = 0;
+            sched_yield();
+        }
+    }
+    if (lc.par_token) {
+        atomic_fetch_sub(&db_lock_yield_req, 1);
+        atomic_store_explicit(&par_token_want, NSLOTS, memory_order_release);
+        lc.par_token = 0;
+        atomic_store_explicit(&par_token, 0, memory_order_release);
+    }
+    return rc;
+}
+
 void lockctx_ensure(unsigned s)
 {
     if (lc.all || lc_has(s))
         return;
+    if (lc.script)
+        lc.par_extra = 1;
+    if (lc.par && (lc.n > 0 || lc.all)) {
+        int rc = lc_take_par(s);
+        if (rc) {
+            lc.par_status = rc;
+            return;
+        }
+        lc_add(s);
+        return;
+    }
     lc_take(s);
     lc_add(s);
+}
+
+void lockctx_set_script(int par)
+{
+    if (lc.depth != 1)
+        return; /* inside EXEC: the transaction's context, left as it is */
+    lc.script = 1;
+    lc.par = par;
+    lc.par_effect = lc.par_extra = lc.par_status = 0;
+}
+
+int lockctx_par_status(void)
+{
+    int st = lc.par_status;
+    if (st == LC_PAR_CONFLICT)
+        lc.par_status = 0; /* the next command may try again */
+    return st;
+}
+
+int lockctx_script_undeclared(void)
+{
+    return lc.script && lc.par_extra;
 }
 
 void slot_lock_self(unsigned s)
@@ -145,6 +257,20 @@ void lockctx_ensure_all(void)
 {
     if (lc.all)
         return;
+    if (lc.script)
+        lc.par_extra = 1;
+    if (lc.par) {
+        /* Every slot, holding some: one by one, as undeclared slots. */
+        if (lc.n > 0) {
+            for (unsigned s = 0; s < NSLOTS; s++) {
+                lockctx_ensure(s);
+                if (lc.par_status)
+                    return; /* what it took stays held until the end */
+            }
+            lc.all = 1;
+            return;
+        }
+    }
     if (lc.n == 0) {
         db_lock_all(); /* nothing held yet: the ordinary ascending wait */
         lc.all = 1;
@@ -208,6 +334,7 @@ void lockctx_end(void)
     lc.all = 0;
     lc.n = 0;
     lc.max = 0;
+    lc.script = lc.par = lc.par_effect = lc.par_extra = lc.par_status = 0;
     if (lc.held != lc.inline_held)
         hk_free(lc.held); /* nothing stays allocated between contexts */
     lc.held = NULL;
@@ -241,12 +368,14 @@ void cmd_call(struct client *c, const struct cmd *cmd)
     long long t0 = time_us();
     size_t before = c->out.len;
     c->cmd = cmd;
-    if (needs_all(cmd)) {
+    /* In a parallel context SORT takes every slot up front: its BY/GET
+     * patterns name keys it locks as it goes, where it cannot stop. */
+    if (needs_all(cmd) || (lc.par && (cmd->fn == sort_command || cmd->fn == sort_ro_command))) {
         lockctx_ensure_all();
     } else if (!(cmd->flags & CMD_SELF_LOCKING) || (cmd->flags & CMD_SELF_KEYED)) {
         int idx[64], *kidx = c->argc > 64 ? hk_malloc(sizeof(int) * (size_t)c->argc) : idx;
         int nk = cmd_keys(cmd, c, kidx, c->argc);
-        for (int i = 0; i < nk; i++) {
+        for (int i = 0; i < nk && !lc.par_status; i++) {
             unsigned s = key_slot(c->argv[kidx[i]], c->argvlen[kidx[i]]);
             c->kslot[kidx[i]] = s;
             lockctx_ensure(s);
@@ -254,6 +383,10 @@ void cmd_call(struct client *c, const struct cmd *cmd)
         if (kidx != idx)
             hk_free(kidx);
     }
+    if (lc.par_status)
+        return; /* not run: the engine retries the script alone or raises */
+    if (lc.par && !(cmd->flags & CMD_READONLY))
+        lc.par_effect = 1;
     struct prop_mark pm = prop_call_begin();
     monitor_feed_script(c, cmd);
     cmd->fn(c);

@@ -44,6 +44,20 @@ void slot_unlock_self(unsigned s);
 /* Make sure this thread holds slot s's lock (inside a context). */
 void lockctx_ensure(unsigned s);
 void lockctx_ensure_all(void);
+/* Script contexts (multi.c's header comment): lockctx_set_script() right
+ * after the outermost lockctx_begin_keys of a script; par: the script lock
+ * is held shared (a parallel context).  After a cmd_call,
+ * lockctx_par_status() says whether the command could not run:
+ * LC_PAR_RETRY (nothing with a side effect ran yet: unwind and run the
+ * script again alone) or LC_PAR_CONFLICT (it would have waited for a
+ * context that may be waiting for it: the command fails; cleared by the
+ * read).  lockctx_script_undeclared() says whether the script took a slot
+ * beyond the ones it began with.  (Inside EXEC none of this applies.) */
+#define LC_PAR_RETRY 1
+#define LC_PAR_CONFLICT 2
+void lockctx_set_script(int par);
+int lockctx_par_status(void);
+int lockctx_script_undeclared(void);
 
 /* Run c->argv as command cmd inside the active context: computes the key
  * slots (c->kslot), takes any slot not yet held, runs the handler, counts

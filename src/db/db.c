@@ -236,20 +236,34 @@ void db_unlock_all(void)
         spin_unlock(&ks.locks[i]);
 }
 
-/* ------------------------------------------------------ script mutex --- */
-/* Taken before any slot lock (lock order: script mutex, then slots).  The
- * wait is a trylock loop with 1 ms timed waits so a holder that turns into
- * a busy script is noticed (script_busy) and the waiter gives up. */
-static pthread_mutex_t script_mu = PTHREAD_MUTEX_INITIALIZER;
+/* ------------------------------------------------------- script lock --- */
+/* Taken before any slot lock (lock order: script lock, then slots).  The
+ * wait is a timed loop of 1 ms waits so a holder that turns into a busy
+ * script is noticed (script_busy) and the waiter gives up. */
+static pthread_rwlock_t script_rw;
+static pthread_once_t script_rw_once = PTHREAD_ONCE_INIT;
 static _Thread_local int script_depth;
+static _Thread_local int script_excl;
 
-int script_mutex_lock(void)
+static void script_rw_init(void)
 {
+    pthread_rwlockattr_t a;
+    pthread_rwlockattr_init(&a);
+    pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&script_rw, &a);
+    pthread_rwlockattr_destroy(&a);
+}
+
+static int script_lock_take(int excl)
+{
+    pthread_once(&script_rw_once, script_rw_init);
     if (script_depth > 0) {
         script_depth++;
         return 0;
     }
-    while (pthread_mutex_trylock(&script_mu) != 0) {
+    for (;;) {
+        if ((excl ? pthread_rwlock_trywrlock(&script_rw) : pthread_rwlock_tryrdlock(&script_rw)) == 0)
+            break;
         if (atomic_load_explicit(&script_busy, memory_order_relaxed))
             return -1;
         struct timespec ts;
@@ -259,17 +273,35 @@ int script_mutex_lock(void)
             ts.tv_sec++;
             ts.tv_nsec -= 1000000000;
         }
-        if (pthread_mutex_timedlock(&script_mu, &ts) == 0)
+        if ((excl ? pthread_rwlock_timedwrlock(&script_rw, &ts) : pthread_rwlock_timedrdlock(&script_rw, &ts)) == 0)
             break;
     }
     script_depth = 1;
+    script_excl = excl;
     return 0;
+}
+
+int script_mutex_lock(void)
+{
+    return script_lock_take(1);
+}
+
+int script_shared_lock(void)
+{
+    return script_lock_take(0);
+}
+
+int script_lock_exclusive(void)
+{
+    return script_depth > 0 && script_excl;
 }
 
 void script_mutex_unlock(void)
 {
-    if (--script_depth == 0)
-        pthread_mutex_unlock(&script_mu);
+    if (--script_depth == 0) {
+        script_excl = 0;
+        pthread_rwlock_unlock(&script_rw);
+    }
 }
 
 static inline struct db_stats *st(void)

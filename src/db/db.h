@@ -125,15 +125,23 @@ extern atomic_int db_expire_paused;
  * keys expire only when the master's DEL comes; reads hide them). */
 #define DB_EXPIRE_PAUSED_PAUSE 1
 #define DB_EXPIRE_PAUSED_REPLICA 2
-/* The script mutex.  Scripts run one at a time across the server (while
- * every other command keeps running on every thread); EXEC of commands
- * that need it, and persist/'s fork and DEBUG RELOAD / LOADAOF freezes,
- * take it too.  Lock order: script mutex, then slot locks.  Reentrant on
- * one thread (EXEC holding it runs EVAL).  Returns -1 without taking it
- * when the holder is a busy script (the caller replies BUSY).  It lives
- * here, below all its users (cmd/, script/, persist/). */
+/* The script lock, a reader-writer lock.  script_mutex_lock() takes it
+ * exclusively: EXEC of commands that need it, persist/'s fork and DEBUG
+ * RELOAD / LOADAOF freezes, SCRIPT/FUNCTION administration, and scripts
+ * that run alone (FCALL, and EVAL scripts known to touch keys they do not
+ * declare).  script_shared_lock() takes it shared: EVAL/EVALSHA scripts
+ * that run in parallel with each other on their declared keys' slots
+ * (cmd/multi.c, parallel lock contexts).  Lock order: script lock, then
+ * slot locks.  Reentrant on one thread (EXEC holding it runs EVAL; a nested
+ * take keeps the outer mode).  Both return -1 without taking it when a busy
+ * script is running (the caller replies BUSY); writers are preferred, so a
+ * stream of parallel scripts cannot starve a fork.  It lives here, below
+ * all its users (cmd/, script/, persist/). */
 int script_mutex_lock(void);
+int script_shared_lock(void);
 void script_mutex_unlock(void);
+/* This thread holds the script lock exclusively (0: shared or not at all). */
+int script_lock_exclusive(void);
 void db_lock_slots(unsigned *slots, int n);
 int db_lock_slots_ex(unsigned *slots, int n, int busy_abort);
 /* One slot, nothing else held: 0 locked, -1 busy script (not locked). */

@@ -17,9 +17,21 @@
  * Redis 7.0 server either way (RESTORE also reads LZF-compressed and
  * integer-encoded RDB strings, which Redis writes for long code).
  *
- * Everything here runs with the script mutex held, except FUNCTION KILL
+ * Everything here runs with the script lock held, except FUNCTION KILL
  * and FUNCTION STATS (CMD_ALLOW_BUSY: they must answer while a busy
- * function holds it); STATS reads library counts kept in atomics. */
+ * function holds it); STATS reads library counts kept in atomics.  The
+ * libraries (cur) and the functions VM (fvm) change only with the lock
+ * held exclusively; FCALL reads them holding it shared.
+ *
+ * Parallel FCALL.  A function whose first run kept to its declared keys
+ * runs in parallel with other scripts (script.c, SM_* modes) in its
+ * thread's own replica of the functions VM (struct fvm_rep): every library
+ * loaded again there, its callbacks kept by name in a registry table.  Any
+ * change to the libraries bumps fn_gen and closes every replica; a thread
+ * builds its replica again on its next parallel FCALL.  A replica that
+ * cannot be built (a library that fails a second load) sends its FCALLs
+ * to the functions VM, alone. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +60,7 @@ struct fn {
     char *desc;
     int ref; /* registry reference of the callback */
     unsigned flags;
+    atomic_int mode; /* SM_* (script_int.h) */
     struct lib *lib;
 };
 
@@ -70,9 +83,37 @@ struct libctx {
 static lua_State *fvm;
 static struct libctx *cur;
 static atomic_llong stat_libs, stat_fns;
-/* The library being loaded (register_function adds to it). */
-static struct lib *loading;
-static long long load_start_ms;
+/* The library being loaded (register_function adds to it): per thread, as
+ * replicas are built in parallel. */
+static _Thread_local struct lib *loading;
+static _Thread_local long long load_start_ms;
+static pthread_once_t fn_once = PTHREAD_ONCE_INIT;
+
+#define REG_FNS "hk_fns" /* a replica's registry table: function name -> callback */
+struct fvm_rep {
+    lua_State *L;       /* NULL: closed, built again on next use */
+    unsigned long long gen;
+    int broken;         /* building failed at this gen: FCALLs go alone */
+    struct fvm_rep *next;
+};
+static atomic_ullong fn_gen = 1;
+static pthread_mutex_t reps_mu = PTHREAD_MUTEX_INITIALIZER; /* the list; the fields: the script lock */
+static struct fvm_rep *reps;
+static _Thread_local struct fvm_rep *my_rep;
+
+/* The libraries changed (script lock held exclusively): every replica goes. */
+static void fn_changed(void)
+{
+    atomic_fetch_add(&fn_gen, 1);
+    pthread_mutex_lock(&reps_mu);
+    for (struct fvm_rep *r = reps; r; r = r->next) {
+        if (r->L)
+            lua_close(r->L);
+        r->L = NULL;
+        r->broken = 0;
+    }
+    pthread_mutex_unlock(&reps_mu);
+}
 
 /* ----------------------------------------------------------- context --- */
 static size_t name_hash(const char *s)
@@ -194,6 +235,7 @@ static void ctx_unlink(struct libctx *x, struct lib *l)
     x->nlibs--;
     for (int i = 0; i < l->nfns; i++)
         ctx_del_fn(x, l->fns[i]);
+    fn_changed();
 }
 
 static void ctx_link(struct libctx *x, struct lib *l)
@@ -207,10 +249,12 @@ static void ctx_link(struct libctx *x, struct lib *l)
     x->nlibs++;
     for (int i = 0; i < l->nfns; i++)
         ctx_add_fn(x, l->fns[i]);
+    fn_changed();
 }
 
 static void ctx_free(struct libctx *x)
 {
+    fn_changed();
     for (struct lib *l = x->head, *n; l; l = n) {
         n = l->next;
         lib_free(l);
@@ -225,18 +269,27 @@ static void stats_update(void)
     atomic_store(&stat_fns, (long long)cur->nfns);
 }
 
+static void fn_init_once(void)
+{
+    fvm = sc_vm_new(1);
+    cur = ctx_new();
+}
+
 void fn_init(void)
 {
-    if (!fvm) {
-        fvm = sc_vm_new(1);
-        cur = ctx_new();
-    }
+    pthread_once(&fn_once, fn_init_once);
 }
 
 long long fn_vm_memory(void)
 {
     fn_init();
-    return (long long)lua_gc(fvm, LUA_GCCOUNT, 0) * 1024 + lua_gc(fvm, LUA_GCCOUNTB, 0);
+    long long m = (long long)lua_gc(fvm, LUA_GCCOUNT, 0) * 1024 + lua_gc(fvm, LUA_GCCOUNTB, 0);
+    pthread_mutex_lock(&reps_mu);
+    for (struct fvm_rep *r = reps; r; r = r->next)
+        if (r->L)
+            m += (long long)lua_gc(r->L, LUA_GCCOUNT, 0) * 1024 + lua_gc(r->L, LUA_GCCOUNTB, 0);
+    pthread_mutex_unlock(&reps_mu);
+    return m;
 }
 
 long long fn_count(void)
@@ -537,33 +590,131 @@ static struct lib *lib_create(struct libctx *x, const char *code, size_t len, in
 }
 
 /* ------------------------------------------------------------- FCALL --- */
+/* Load every library into a fresh VM, keeping the callbacks by name in its
+ * REG_FNS table.  Script lock held (shared is enough: cur does not change
+ * meanwhile).  NULL if a library fails to load again. */
+static lua_State *rep_build(void)
+{
+    lua_State *L = sc_vm_new(1);
+    lua_newtable(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, REG_FNS);
+    for (struct lib *l = cur->head; l; l = l->next) {
+        const char *nl = memchr(l->code, '\n', l->codelen);
+        if (!nl)
+            goto fail;
+        struct lib scratch;
+        memset(&scratch, 0, sizeof(scratch));
+        sc_vm_use_load_env(L, 1);
+        int ok = 0;
+        if (luaL_loadbuffer(L, nl, l->codelen - (size_t)(nl - l->code), "@user_function") == 0) {
+            loading = &scratch;
+            load_start_ms = time_ms();
+            lua_sethook(L, load_hook, LUA_MASKCOUNT, 100000);
+            ok = lua_pcall(L, 0, 0, 0) == 0;
+            lua_sethook(L, NULL, 0, 0);
+            loading = NULL;
+        }
+        if (!ok)
+            lua_settop(L, 0);
+        sc_vm_use_load_env(L, 0);
+        lua_getfield(L, LUA_REGISTRYINDEX, REG_FNS);
+        for (int i = 0; i < scratch.nfns; i++) {
+            struct fn *f = scratch.fns[i];
+            lua_rawgeti(L, LUA_REGISTRYINDEX, f->ref);
+            lua_setfield(L, -2, f->name);
+            luaL_unref(L, LUA_REGISTRYINDEX, f->ref);
+            hk_free(f->name);
+            hk_free(f->desc);
+            hk_free(f);
+        }
+        lua_pop(L, 1);
+        hk_free(scratch.fns);
+        if (!ok || scratch.nfns != l->nfns)
+            goto fail;
+    }
+    return L;
+fail:
+    lua_close(L);
+    return NULL;
+}
+
+/* This thread's replica at the current generation, or NULL (go alone). */
+static lua_State *rep_get(void)
+{
+    if (!my_rep) {
+        my_rep = hk_calloc(sizeof(*my_rep));
+        pthread_mutex_lock(&reps_mu);
+        my_rep->next = reps;
+        reps = my_rep;
+        pthread_mutex_unlock(&reps_mu);
+    }
+    unsigned long long gen = atomic_load(&fn_gen);
+    if (my_rep->gen != gen) {
+        if (my_rep->L)
+            lua_close(my_rep->L);
+        my_rep->L = NULL;
+        my_rep->broken = 0;
+        my_rep->gen = gen;
+    }
+    if (!my_rep->L && !my_rep->broken) {
+        my_rep->L = rep_build();
+        my_rep->broken = my_rep->L == NULL;
+    }
+    return my_rep->L;
+}
+
 static void fcall_generic(struct client *c, int ro)
 {
-    if (script_mutex_lock() < 0) {
+    int alone = 0;
+again:
+    if ((alone ? script_mutex_lock() : script_shared_lock()) < 0) {
         sc_busy_error(c);
         return;
     }
+    int par = !script_lock_exclusive();
     fn_init();
     struct fn *f = ctx_find_fn(cur, c->argv[1], c->argvlen[1]);
     long long numkeys;
+    int rc = 0;
     if (!f) {
         reply_error(&c->out, "ERR Function not found");
     } else if (sc_numkeys(c, 1, &numkeys) == 0) {
         if (ro && !(f->flags & SF_NO_WRITES)) {
             reply_error(&c->out, "ERR Can not execute a script with write flag using *_ro command.");
         } else if (sc_prepare_oom(c, f->flags) == 0) {
-            sc_push_err_handler(fvm);
-            lua_rawgeti(fvm, LUA_REGISTRYINDEX, f->ref);
-            sc_run(c, fvm, f->name, 0, f->flags, ro, (int)numkeys);
-            lua_pop(fvm, 1);
+            int mode = atomic_load_explicit(&f->mode, memory_order_relaxed);
+            lua_State *L = par && mode == SM_PARALLEL ? rep_get() : fvm;
+            if (par && L == fvm) {
+                script_mutex_unlock();
+                alone = 1;
+                goto again;
+            }
+            sc_push_err_handler(L);
+            if (L == fvm) {
+                lua_rawgeti(L, LUA_REGISTRYINDEX, f->ref);
+            } else {
+                lua_getfield(L, LUA_REGISTRYINDEX, REG_FNS);
+                lua_getfield(L, -1, f->name);
+                lua_remove(L, -2);
+            }
+            rc = sc_run(c, L, f->name, 0, f->flags, ro, (int)numkeys, par);
+            lua_pop(L, 1);
+            if (rc & SC_UNDECLARED)
+                atomic_store_explicit(&f->mode, SM_ALONE, memory_order_relaxed);
+            else if (mode == SM_NEW && !lockctx_active())
+                atomic_store_explicit(&f->mode, SM_PARALLEL, memory_order_relaxed);
         }
     }
     script_mutex_unlock();
+    if (rc & SC_RETRY) {
+        alone = 1;
+        goto again;
+    }
 }
 
 int fn_lookup_flags(const char *name, size_t len, unsigned *flags)
 {
-    if (script_mutex_lock() < 0)
+    if (script_shared_lock() < 0)
         return -1;
     fn_init();
     struct fn *f = ctx_find_fn(cur, name, len);

@@ -58,9 +58,9 @@ static int mp_out_gc(lua_State *L)
 void hk_lua_tick(lua_State *L);
 size_t hk_lua_max_string(void);
 #define MP_TICK_STEPS 4096
-/* Values encoded or decoded since the last check (scripts run one at a
- * time, under the script mutex). */
-static unsigned mp_steps;
+/* Values encoded or decoded since the last check (per thread: scripts run
+ * in parallel on different threads). */
+static _Thread_local unsigned mp_steps;
 
 static void mp_tick(lua_State *L)
 {

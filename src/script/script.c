@@ -106,7 +106,7 @@ const struct sflag_name script_flag_names[] = {
 /* The classic 48-bit linear congruential generator (x = a*x + c mod 2^48,
  * 31-bit outputs), which Redis ships as redisLrand48 so scripts see the
  * same sequence on every platform. */
-static uint64_t rand48_x = 0x1234ABCD330Eull;
+static _Thread_local uint64_t rand48_x = 0x1234ABCD330Eull; /* per thread, as its VM */
 
 static int32_t lrand48_next(void)
 {
@@ -127,6 +127,9 @@ struct run_ctx {
     int eval_mode;
     int ro;
     int dirty;                 /* a write command ran */
+    int par;                   /* parallel: the script lock is held shared */
+    int published;             /* the run SCRIPT KILL / FUNCTION STATS see */
+    int retry;                 /* stopped to run again alone (LC_PAR_RETRY) */
     int allow_oom;             /* declared allow-oom: DENYOOM calls run even over maxmemory */
     int pre_oom;               /* the top-level command started over maxmemory (evict.h) */
     int no_aof;                /* redis.set_repl() without REPL_AOF: writes not fed to the AOF */
@@ -139,14 +142,19 @@ struct run_ctx {
     int cl_cross; /* allow-cross-slot-keys */
 };
 
-static struct run_ctx *cur_run;            /* script mutex holder only */
-static _Atomic unsigned long long run_seq; /* id of the running script, 0 = none */
+static _Thread_local struct run_ctx *cur_run; /* this thread's running script */
+/* The published run: the one SCRIPT KILL, FUNCTION KILL and FUNCTION STATS
+ * act on.  A script that runs alone publishes itself when it starts; of
+ * the scripts running in parallel, the first to pass busy-reply-threshold
+ * does (the others wait their turn, checking at every hook tick). */
+static _Atomic unsigned long long run_seq; /* id of the published run, 0 = none */
 static atomic_int run_kind;                /* 0 none, 1 eval, 2 function */
 static atomic_int run_dirty;
 static _Atomic unsigned long long kill_req; /* run id SCRIPT/FUNCTION KILL asked to stop */
 static _Atomic long long run_start_ms;
+static _Atomic unsigned long long run_ids;
 /* FUNCTION STATS needs the running function's name and command while the
- * script mutex is held by the script: a copy under its own lock. */
+ * script lock is held by the script: a copy under its own lock. */
 static pthread_mutex_t stats_mu = PTHREAD_MUTEX_INITIALIZER;
 static char *stats_name;
 static int stats_argc;
@@ -720,10 +728,17 @@ static const char *cluster_script_err(struct run_ctx *r, struct client *fc, cons
     return NULL;
 }
 
+/* After LC_PAR_RETRY: every line raises again, so pcall cannot swallow it. */
+static void retry_hook(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    raise_error(L, "Script stopped to run alone");
+}
+
 static int redis_generic_call(lua_State *L, int raise)
 {
     struct run_ctx *r = need_run(L, "redis.call/pcall");
-    static int inuse;
+    static _Thread_local int inuse;
     struct client *fc = &r->fc;
     int argc = args_to_strings(L);
     if (argc < 0)
@@ -785,10 +800,6 @@ static int redis_generic_call(lua_State *L, int raise)
         inuse--;
         return raise ? lua_error(L) : 1;
     }
-    if (cmd->flags & CMD_WRITE) {
-        r->dirty = 1;
-        atomic_store(&run_dirty, 1);
-    }
     fc->out.len = 0;
     fc->out.muted = 0;
     fc->cmd = cmd;
@@ -805,6 +816,38 @@ static int redis_generic_call(lua_State *L, int raise)
     fc->acl_fast = 0;
     prop_feed_off -= r->no_aof;
     fc->flags &= CF_DENY_BLOCKING;
+    if (r->par) {
+        int ps = lockctx_par_status();
+        if (ps == LC_PAR_RETRY) {
+            /* Nothing with a side effect ran: unwind (pcall cannot stop
+             * it) and let eval_generic run the script again alone. */
+            inuse--;
+            r->retry = 1;
+            lua_sethook(L, retry_hook, LUA_MASKLINE, 0);
+            if (r->L && r->L != L)
+                lua_sethook(r->L, retry_hook, LUA_MASKLINE, 0);
+            return raise_error(L, "Script stopped to run alone");
+        }
+        if (ps == LC_PAR_CONFLICT) {
+            static const char conflict[] =
+                "ERR Script attempted to access a non local key that another script running in parallel holds; "
+                "declare every key the script uses in KEYS";
+            struct worker_stats *ws = &cur_worker->stats;
+            STAT_ADD(ws->cmd_rejected[cmd->id], 1);
+            STAT_ADD(ws->errors, 1);
+            errorstat_add_reply(conflict, strlen(conflict));
+            lua_settop(L, 0);
+            sc_push_error(L, conflict);
+            mark_counted(L);
+            inuse--;
+            return raise ? lua_error(L) : 1;
+        }
+    }
+    if (cmd->flags & CMD_WRITE) {
+        r->dirty = 1;
+        if (r->published)
+            atomic_store(&run_dirty, 1);
+    }
     /* The arguments are no longer needed: make room for the reply. */
     lua_settop(L, 0);
     const char *p = fc->out.buf, *end = fc->out.buf + fc->out.len;
@@ -1589,6 +1632,8 @@ static void kill_run(lua_State *L, struct run_ctx *r)
     raise_error(L, "Script killed by user with SCRIPT KILL...");
 }
 
+static int publish(struct run_ctx *r);
+
 static void count_hook(lua_State *L, lua_Debug *ar)
 {
     (void)ar;
@@ -1609,9 +1654,14 @@ static void count_hook(lua_State *L, lua_Debug *ar)
                 "using the %s command. Script name is: %s.",
                 now - r->start_ms, r->eval_mode ? "SCRIPT KILL" : "FUNCTION KILL", r->name);
         r->timedout = 1;
-        atomic_store(&script_busy, r->eval_mode ? 1 : 2);
         r->last_events_ms = 0;
     }
+    /* A parallel run waits its turn to be the busy one (another busy run
+     * is published): only that one serves its worker's other clients. */
+    if (!r->published && !publish(r))
+        return;
+    if (!atomic_load(&script_busy))
+        atomic_store(&script_busy, r->eval_mode ? 1 : 2);
     if (now - r->last_events_ms >= 10) {
         r->last_events_ms = now;
         if (cur_worker)
@@ -1637,9 +1687,18 @@ static void push_array(lua_State *L, struct client *c, int from, int n)
     }
 }
 
-static void stats_set(struct run_ctx *r)
+/* Make r the published run, if none is: 1 done.  Its fields are set under
+ * stats_mu, so FUNCTION STATS and SCRIPT KILL see one run's. */
+static int publish(struct run_ctx *r)
 {
     pthread_mutex_lock(&stats_mu);
+    if (atomic_load(&run_seq)) {
+        pthread_mutex_unlock(&stats_mu);
+        return 0;
+    }
+    atomic_store(&run_dirty, r->dirty);
+    atomic_store(&run_start_ms, r->start_ms);
+    atomic_store(&run_kind, r->eval_mode ? 1 : 2);
     stats_name = hk_strdup(r->name);
     stats_argc = r->caller->argc;
     stats_argv = hk_malloc(sizeof(char *) * (size_t)stats_argc);
@@ -1649,12 +1708,19 @@ static void stats_set(struct run_ctx *r)
         stats_argv[i] = hk_malloc(stats_argvlen[i] + 1);
         memcpy(stats_argv[i], r->caller->argv[i], stats_argvlen[i]);
     }
+    atomic_store(&run_seq, r->id);
+    r->published = 1;
     pthread_mutex_unlock(&stats_mu);
+    return 1;
 }
 
-static void stats_clear(void)
+static void unpublish(struct run_ctx *r)
 {
     pthread_mutex_lock(&stats_mu);
+    atomic_store(&run_seq, 0);
+    atomic_store(&run_kind, 0);
+    atomic_store(&run_dirty, 0);
+    r->published = 0;
     for (int i = 0; i < stats_argc; i++)
         hk_free(stats_argv[i]);
     hk_free(stats_argv);
@@ -1667,12 +1733,13 @@ static void stats_clear(void)
     pthread_mutex_unlock(&stats_mu);
 }
 
-void sc_run(struct client *caller, lua_State *L, const char *name, int eval_mode, unsigned sflags, int ro,
-            int numkeys)
+int sc_run(struct client *caller, lua_State *L, const char *name, int eval_mode, unsigned sflags, int ro,
+           int numkeys, int par)
 {
     struct run_ctx r;
-    static unsigned long long seq;
+    int rc = 0;
     memset(&r, 0, sizeof(r));
+    r.par = par;
     r.caller = caller;
     r.name = name;
     r.eval_mode = eval_mode;
@@ -1682,7 +1749,7 @@ void sc_run(struct client *caller, lua_State *L, const char *name, int eval_mode
      * runs on this thread (worker_process_events_busy) set their own. */
     r.pre_oom = evict_pre_cmd_oom;
     r.start_ms = time_ms();
-    r.id = ++seq;
+    r.id = atomic_fetch_add(&run_ids, 1) + 1;
     r.L = L;
     r.cl_slot = numkeys > 0 && caller->argc > 3 ? (int)key_slot(caller->argv[3], caller->argvlen[3]) : -1;
     r.cl_cross = !(sflags & SF_EVAL_COMPAT) && (sflags & SF_ALLOW_CROSS_SLOT);
@@ -1702,14 +1769,12 @@ void sc_run(struct client *caller, lua_State *L, const char *name, int eval_mode
     for (int i = 0; i < numkeys; i++)
         slots[i] = key_slot(caller->argv[3 + i], caller->argvlen[3 + i]);
     lockctx_begin_keys(slots, numkeys);
+    lockctx_set_script(par);
 
     struct run_ctx *outer = cur_run;
     cur_run = &r;
-    atomic_store(&run_dirty, 0);
-    atomic_store(&run_start_ms, r.start_ms);
-    atomic_store(&run_kind, eval_mode ? 1 : 2);
-    atomic_store(&run_seq, r.id);
-    stats_set(&r);
+    if (!par)
+        publish(&r); /* alone: nothing else is published */
 
     int base = lua_gettop(L) - 1; /* keep the error handler: the caller pops it */
     int err;
@@ -1727,7 +1792,7 @@ void sc_run(struct client *caller, lua_State *L, const char *name, int eval_mode
         err = lua_pcall(L, 2, 1, -4);
     }
     {
-        static long gc_count;
+        static _Thread_local long gc_count;
         if (++gc_count == 50) {
             lua_gc(L, LUA_GCSTEP, 50);
             gc_count = 0;
@@ -1741,7 +1806,10 @@ void sc_run(struct client *caller, lua_State *L, const char *name, int eval_mode
     /* Nor the global cjson module's settings. */
     if (hk_luaopen_cjson)
         hk_cjson_reset(L);
-    if (err) {
+    if (err && r.retry) {
+        lua_pop(L, 1); /* no reply: the script runs again alone */
+        rc |= SC_RETRY;
+    } else if (err) {
         if (!lua_istable(L, -1)) {
             const char *msg = lua_isstring(L, -1) ? lua_tostring(L, -1) : "execution failure";
             reply_errorf(&caller->out, "ERR Error running script %s, %.100s ", name, msg);
@@ -1773,13 +1841,14 @@ void sc_run(struct client *caller, lua_State *L, const char *name, int eval_mode
         /* KEYS/ARGV stay as globals until the next run, as in Redis. */
     }
 
-    stats_clear();
-    atomic_store(&run_seq, 0);
-    atomic_store(&run_kind, 0);
-    atomic_store(&run_dirty, 0);
-    if (r.timedout)
-        atomic_store(&script_busy, 0);
+    if (r.published) {
+        unpublish(&r);
+        if (r.timedout)
+            atomic_store(&script_busy, 0);
+    }
     cur_run = outer;
+    if (lockctx_script_undeclared())
+        rc |= SC_UNDECLARED;
     lockctx_end();
     if (slots != stack_slots)
         hk_free(slots);
@@ -1787,6 +1856,7 @@ void sc_run(struct client *caller, lua_State *L, const char *name, int eval_mode
     hk_free(fc->argv);
     hk_free(fc->argvlen);
     hk_free(fc->kslot);
+    return rc;
 }
 
 void sc_kill(struct client *c, int eval_mode)
@@ -1869,18 +1939,34 @@ int getkeys_eval(struct client *c, int *idx, int max)
 }
 
 /* ------------------------------------------------------ script cache --- */
+/* The cache is shared by every thread: cache_mu guards the table (a
+ * script is found or added under it; EVALSHA's dispatch reads flags under
+ * it); entries are freed only by SCRIPT FLUSH, which holds the script lock
+ * exclusively, so a thread holding the lock in either mode keeps the
+ * entries it found.  Each thread that runs scripts has its own Lua VM
+ * (struct evm) and compiles a script into it on first use. */
 struct script {
     char sha[41];
     unsigned flags;
+    atomic_int mode;  /* SM_NEW, SM_PARALLEL or SM_ALONE */
     char *body;
     size_t len;
+    size_t code_off; /* after the shebang line */
     struct script *next;
 };
 
-static lua_State *eval_vm;
+struct evm {
+    lua_State *L; /* NULL after SCRIPT FLUSH: made again on next use */
+    struct evm *next;
+};
+
+static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct script **cache;
 static size_t cache_cap, cache_n;
 static long long cache_mem;
+static pthread_mutex_t evms_mu = PTHREAD_MUTEX_INITIALIZER; /* the list; L fields: the script lock */
+static struct evm *evms;
+static _Thread_local struct evm *my_evm;
 
 static size_t sha_hash(const char *sha)
 {
@@ -1939,10 +2025,70 @@ static void cache_flush(void)
     cache_mem = 0;
 }
 
-static void eval_vm_init(void)
+/* This thread's EVAL VM (script lock held, either mode). */
+static lua_State *eval_vm_get(void)
 {
-    if (!eval_vm)
-        eval_vm = sc_vm_new(0);
+    if (!my_evm) {
+        my_evm = hk_calloc(sizeof(*my_evm));
+        pthread_mutex_lock(&evms_mu);
+        my_evm->next = evms;
+        evms = my_evm;
+        pthread_mutex_unlock(&evms_mu);
+    }
+    if (!my_evm->L)
+        my_evm->L = sc_vm_new(0);
+    return my_evm->L;
+}
+
+/* SCRIPT FLUSH: every thread's VM goes (script lock held exclusively). */
+static void eval_vms_close(void)
+{
+    pthread_mutex_lock(&evms_mu);
+    for (struct evm *v = evms; v; v = v->next) {
+        if (v->L)
+            lua_close(v->L);
+        v->L = NULL;
+    }
+    pthread_mutex_unlock(&evms_mu);
+}
+
+static long long eval_vms_memory(void)
+{
+    long long sum = 0;
+    pthread_mutex_lock(&evms_mu);
+    for (struct evm *v = evms; v; v = v->next)
+        if (v->L)
+            sum += (long long)lua_gc(v->L, LUA_GCCOUNT, 0) * 1024 + lua_gc(v->L, LUA_GCCOUNTB, 0);
+    pthread_mutex_unlock(&evms_mu);
+    return sum;
+}
+
+static struct script *cache_find_locked(const char *sha)
+{
+    pthread_mutex_lock(&cache_mu);
+    struct script *s = cache_find(sha);
+    pthread_mutex_unlock(&cache_mu);
+    return s;
+}
+
+/* Push s's compiled chunk in L, compiling it there on first use. */
+static void push_chunk(lua_State *L, const struct script *s)
+{
+    char fname[43];
+    snprintf(fname, sizeof(fname), "f_%s", s->sha);
+    lua_getfield(L, LUA_REGISTRYINDEX, fname);
+    if (!lua_isnil(L, -1))
+        return;
+    lua_pop(L, 1);
+    if (luaL_loadbuffer(L, s->body + s->code_off, s->len - s->code_off, "@user_script")) {
+        /* It compiled when it entered the cache: only memory can fail. */
+        log_msg(LL_WARNING, "compiling cached script %s failed: %s", s->sha, lua_tostring(L, -1));
+        lua_pop(L, 1);
+        lua_pushnil(L);
+        return;
+    }
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, fname);
 }
 
 /* Split a shebang line into words as Redis's sdssplitargs does: blanks
@@ -2158,12 +2304,11 @@ unsigned script_cmd_flags(struct client *c, const struct cmd *cmd)
             sha[i] = (char)(ch >= 'A' && ch <= 'Z' ? ch + 32 : ch);
         }
         sha[40] = 0;
-        if (script_mutex_lock() < 0)
-            return cmd->flags;
+        pthread_mutex_lock(&cache_mu);
         struct script *s = cache_find(sha);
         int found = s != NULL;
         sflags = found ? s->flags : 0;
-        script_mutex_unlock();
+        pthread_mutex_unlock(&cache_mu);
         if (!found)
             return cmd->flags;
     } else if (cmd->fn == fcall_command || cmd->fn == fcall_ro_command) {
@@ -2191,14 +2336,16 @@ int sc_prepare_oom(struct client *c, unsigned sflags)
     return 0;
 }
 
-/* Compile body into the cache (no-op if present).  Replies on error. */
+/* Compile body into the cache (no-op if present).  Replies on error.
+ * Script lock held (either mode). */
 static struct script *script_create(struct client *c, const char *body, size_t len)
 {
     char sha[41], fname[43], err[256];
     sha1_hex(sha, body, len);
-    struct script *s = cache_find(sha);
+    struct script *s = cache_find_locked(sha);
     if (s)
         return s;
+    lua_State *eval_vm = eval_vm_get();
     unsigned flags;
     size_t sl;
     if (parse_shebang(body, len, &flags, &sl, err, sizeof(err)) < 0) {
@@ -2219,7 +2366,17 @@ static struct script *script_create(struct client *c, const char *body, size_t l
     memcpy(s->body, body, len);
     s->body[len] = 0;
     s->len = len;
-    cache_add(s);
+    s->code_off = sl;
+    pthread_mutex_lock(&cache_mu);
+    struct script *had = cache_find(sha); /* another thread added it meanwhile */
+    if (!had)
+        cache_add(s);
+    pthread_mutex_unlock(&cache_mu);
+    if (had) {
+        hk_free(s->body);
+        hk_free(s);
+        s = had;
+    }
     return s;
 }
 
@@ -2241,14 +2398,20 @@ static void eval_generic(struct client *c, int evalsha, int ro)
         }
         sha[40] = 0;
     }
-    if (script_mutex_lock() < 0) {
+    /* In parallel with other scripts (the script lock shared) unless this
+     * one is known to touch keys it does not declare, or stopped to run
+     * alone; inside EXEC the lock is already held exclusively. */
+    int alone = 0;
+again:
+    if ((alone ? script_mutex_lock() : script_shared_lock()) < 0) {
         sc_busy_error(c);
         return;
     }
-    eval_vm_init();
+    int par = !script_lock_exclusive();
+    lua_State *L = eval_vm_get();
     struct script *s;
     if (evalsha) {
-        s = cache_find(sha);
+        s = cache_find_locked(sha);
         if (!s) {
             reply_error(&c->out, ERR_NOSCRIPT);
             script_mutex_unlock();
@@ -2261,6 +2424,12 @@ static void eval_generic(struct client *c, int evalsha, int ro)
             return;
         }
     }
+    int mode = atomic_load_explicit(&s->mode, memory_order_relaxed);
+    if (par && mode != SM_PARALLEL) {
+        script_mutex_unlock();
+        alone = 1;
+        goto again;
+    }
     if (!(s->flags & SF_EVAL_COMPAT) && !(s->flags & SF_NO_WRITES) && ro) {
         reply_error(&c->out, "ERR Can not execute a script with write flag using *_ro command.");
         script_mutex_unlock();
@@ -2270,14 +2439,28 @@ static void eval_generic(struct client *c, int evalsha, int ro)
         script_mutex_unlock();
         return;
     }
-    char fname[43], name[41];
-    snprintf(fname, sizeof(fname), "f_%s", s->sha);
+    char name[41];
     memcpy(name, s->sha, 41);
-    sc_push_err_handler(eval_vm);
-    lua_getfield(eval_vm, LUA_REGISTRYINDEX, fname);
-    sc_run(c, eval_vm, name, 1, s->flags, ro, (int)numkeys);
-    lua_pop(eval_vm, 1); /* error handler */
+    sc_push_err_handler(L);
+    push_chunk(L, s);
+    int rc;
+    if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        reply_error(&c->out, "ERR Error compiling script: out of memory");
+        rc = 0;
+    } else {
+        rc = sc_run(c, L, name, 1, s->flags, ro, (int)numkeys, par);
+    }
+    lua_pop(L, 1); /* error handler */
+    if (rc & SC_UNDECLARED)
+        atomic_store_explicit(&s->mode, SM_ALONE, memory_order_relaxed);
+    else if (mode == SM_NEW && !lockctx_active())
+        atomic_store_explicit(&s->mode, SM_PARALLEL, memory_order_relaxed);
     script_mutex_unlock();
+    if (rc & SC_RETRY) {
+        alone = 1;
+        goto again;
+    }
 }
 
 void eval_command(struct client *c)
@@ -2350,11 +2533,11 @@ void script_command(struct client *c)
         sc_busy_error(c);
         return;
     }
-    eval_vm_init();
     if (!strcmp(sub, "flush")) {
+        pthread_mutex_lock(&cache_mu);
         cache_flush();
-        lua_close(eval_vm);
-        eval_vm = sc_vm_new(0);
+        pthread_mutex_unlock(&cache_mu);
+        eval_vms_close();
         reply_ok(&c->out);
     } else if (!strcmp(sub, "exists")) {
         reply_array(&c->out, c->argc - 2);
@@ -2362,7 +2545,7 @@ void script_command(struct client *c)
             int found = 0;
             if (c->argvlen[i] == 40) {
                 /* Exact match, as Redis (the cache keys are lower case). */
-                found = cache_find(c->argv[i]) != NULL;
+                found = cache_find_locked(c->argv[i]) != NULL;
             }
             reply_int(&c->out, found);
         }
@@ -2382,12 +2565,14 @@ void script_get_info(struct script_info *out)
     memset(out, 0, sizeof(*out));
     if (script_mutex_lock() < 0) {
         /* A busy script holds the engine: report what can be read safely. */
+        pthread_mutex_lock(&cache_mu);
         out->cached_scripts = (long long)cache_n;
         out->scripts_mem = cache_mem;
+        pthread_mutex_unlock(&cache_mu);
         return;
     }
-    eval_vm_init();
-    out->vm_eval = (long long)lua_gc(eval_vm, LUA_GCCOUNT, 0) * 1024 + lua_gc(eval_vm, LUA_GCCOUNTB, 0);
+    eval_vm_get(); /* at least one VM, as Redis always has */
+    out->vm_eval = eval_vms_memory();
     out->vm_functions = fn_vm_memory();
     out->cached_scripts = (long long)cache_n;
     out->functions_mem = fn_overhead();

@@ -40,9 +40,23 @@ void sc_push_err_handler(lua_State *L);
 
 /* Run the function on top of L's stack (below it the error handler) for
  * caller; the reply goes to caller->out.  name: the SHA (EVAL) or the
- * function name.  keys/args from caller->argv[3...]. */
-void sc_run(struct client *caller, lua_State *L, const char *name, int eval_mode, unsigned sflags, int ro,
-            int numkeys);
+ * function name.  keys/args from caller->argv[3...].  par: the script lock
+ * is held shared (a parallel lock context, cmd/multi.h).  Returns
+ * SC_RETRY when the run stopped without a reply and must run again alone,
+ * SC_UNDECLARED when a parallel run took slots it did not declare. */
+/* How a script or function runs.  Its first run is alone (the script lock
+ * held exclusively); if that run, or any later one, took a slot it did not
+ * declare, it runs alone from then on, else in parallel with others: a
+ * parallel run that meets another script's lock on an undeclared slot
+ * mid-run can at worst fail that call (cmd/multi.c), so that is left to
+ * scripts whose first run kept to their declared keys. */
+#define SM_NEW 0
+#define SM_PARALLEL 1
+#define SM_ALONE 2
+#define SC_RETRY 1
+#define SC_UNDECLARED 2
+int sc_run(struct client *caller, lua_State *L, const char *name, int eval_mode, unsigned sflags, int ro,
+           int numkeys, int par);
 /* Parse numkeys (argv[2]); replies and returns -1 on error.  fcall: FCALL's
  * error text for a non-integer. */
 int sc_numkeys(struct client *c, int fcall, long long *out);
