@@ -1960,7 +1960,7 @@ struct evm {
     struct evm *next;
 };
 
-static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_rwlock_t cache_mu = PTHREAD_RWLOCK_INITIALIZER; /* readers never sleep on readers */
 static struct script **cache;
 static size_t cache_cap, cache_n;
 static long long cache_mem;
@@ -2065,9 +2065,9 @@ static long long eval_vms_memory(void)
 
 static struct script *cache_find_locked(const char *sha)
 {
-    pthread_mutex_lock(&cache_mu);
+    pthread_rwlock_rdlock(&cache_mu);
     struct script *s = cache_find(sha);
-    pthread_mutex_unlock(&cache_mu);
+    pthread_rwlock_unlock(&cache_mu);
     return s;
 }
 
@@ -2304,11 +2304,11 @@ unsigned script_cmd_flags(struct client *c, const struct cmd *cmd)
             sha[i] = (char)(ch >= 'A' && ch <= 'Z' ? ch + 32 : ch);
         }
         sha[40] = 0;
-        pthread_mutex_lock(&cache_mu);
+        pthread_rwlock_rdlock(&cache_mu);
         struct script *s = cache_find(sha);
         int found = s != NULL;
         sflags = found ? s->flags : 0;
-        pthread_mutex_unlock(&cache_mu);
+        pthread_rwlock_unlock(&cache_mu);
         if (!found)
             return cmd->flags;
     } else if (cmd->fn == fcall_command || cmd->fn == fcall_ro_command) {
@@ -2367,11 +2367,11 @@ static struct script *script_create(struct client *c, const char *body, size_t l
     s->body[len] = 0;
     s->len = len;
     s->code_off = sl;
-    pthread_mutex_lock(&cache_mu);
+    pthread_rwlock_wrlock(&cache_mu);
     struct script *had = cache_find(sha); /* another thread added it meanwhile */
     if (!had)
         cache_add(s);
-    pthread_mutex_unlock(&cache_mu);
+    pthread_rwlock_unlock(&cache_mu);
     if (had) {
         hk_free(s->body);
         hk_free(s);
@@ -2534,9 +2534,9 @@ void script_command(struct client *c)
         return;
     }
     if (!strcmp(sub, "flush")) {
-        pthread_mutex_lock(&cache_mu);
+        pthread_rwlock_wrlock(&cache_mu);
         cache_flush();
-        pthread_mutex_unlock(&cache_mu);
+        pthread_rwlock_unlock(&cache_mu);
         eval_vms_close();
         reply_ok(&c->out);
     } else if (!strcmp(sub, "exists")) {
@@ -2565,10 +2565,10 @@ void script_get_info(struct script_info *out)
     memset(out, 0, sizeof(*out));
     if (script_mutex_lock() < 0) {
         /* A busy script holds the engine: report what can be read safely. */
-        pthread_mutex_lock(&cache_mu);
+        pthread_rwlock_rdlock(&cache_mu);
         out->cached_scripts = (long long)cache_n;
         out->scripts_mem = cache_mem;
-        pthread_mutex_unlock(&cache_mu);
+        pthread_rwlock_unlock(&cache_mu);
         return;
     }
     eval_vm_get(); /* at least one VM, as Redis always has */
