@@ -375,3 +375,54 @@ TEST(test_table_bytes_per_key)
     CHECK(table_bytes(t) >= (size_t)t->cap * 9);
     table_free(t, entry_free);
 }
+
+/* One probe run of same-tag entries that starts 5 slots before the end and
+ * wraps (the vector probe's 16-slot steps, its one-slot steps near the
+ * end, several tag matches per step, tombstones inside the run): every key
+ * is found at its slot, a key that is absent is not, and insertion fills
+ * the first free slot after the home. */
+TEST(test_table_probe_run_with_same_tags_across_the_wrap)
+{
+    struct table *t = table_new(48);
+    uint32_t cap = t->cap, want = cap - 5;
+    /* A hash whose home is `want` (multiply-shift on the low 32 bits) and
+     * whose tag is fixed by the top bits. */
+    uint64_t lo = (((uint64_t)want << 32) + cap - 1) / cap;
+    uint64_t h = 0x2a00000000000000ull | lo;
+    CHECK(lo <= 0xffffffffull);
+    enum { N = 34 };
+    struct entry *es[N];
+    long at[N];
+    for (unsigned i = 0; i < N; i++) {
+        es[i] = new_key(i);
+        at[i] = table_insert(&t, es[i], h);
+    }
+    CHECK_EQ(t->cap, cap); /* 34 of 48+ slots: under 70%, no growth */
+    for (unsigned i = 0; i < N; i++)
+        CHECK_EQ(at[i], (long)((want + i) % cap));
+    for (unsigned i = 0; i < N; i++) {
+        char k[32];
+        size_t kl = key_of(k, i);
+        CHECK_EQ(table_find(t, k, kl, h), at[i]);
+    }
+    char absent[32];
+    size_t al = key_of(absent, 999);
+    CHECK_EQ(table_find(t, absent, al, h), -1);
+    /* Tombstones inside the run: the keys after them are still found. */
+    for (unsigned i = 3; i < N; i += 7) {
+        table_remove_keep(t, at[i]);
+        entry_free(es[i]);
+        es[i] = NULL;
+    }
+    for (unsigned i = 0; i < N; i++) {
+        char k[32];
+        size_t kl = key_of(k, i);
+        CHECK_EQ(table_find(t, k, kl, h), es[i] ? at[i] : -1);
+    }
+    CHECK_EQ(table_find(t, absent, al, h), -1);
+    /* The next insert reuses the first tombstone of the run. */
+    struct entry *x = new_key(1000);
+    CHECK_EQ(table_insert(&t, x, h), at[3]);
+    CHECK(table_consistent(t));
+    table_free(t, entry_free);
+}
