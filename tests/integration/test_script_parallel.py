@@ -431,3 +431,116 @@ def test_two_writers_meeting_mid_run(srv, lower):
         assert ra.startswith("ERR:") and rb == "from-a", (ra, rb)
     else:       # B waits ascending; A, out of order, takes the token: B's call fails
         assert rb.startswith("ERR:") and ra == "from-b", (ra, rb)
+
+
+STRESS_LIB = """#!lua name=stress
+local function move(from, to)
+  local a = tonumber(redis.call('GET', from))
+  if a <= 0 then return 0 end
+  redis.call('DECR', from)
+  local r = redis.pcall('INCR', to)
+  if type(r) == 'table' and r.err then
+    redis.call('INCR', from) -- a parallel conflict: put it back (from is held)
+    return -1
+  end
+  return 1
+end
+redis.register_function('fmove', function(keys, args) return move(keys[1], keys[2]) end)
+redis.register_function('fmove_named', function(keys, args) return move('acct:' .. args[1], 'acct:' .. args[2]) end)
+"""
+# Declares one account, sometimes (ARGV[3] == '1') moves to an undeclared one.
+STRESS_LATE = """
+local from = KEYS[1]
+local a = tonumber(redis.call('GET', from))
+if a <= 0 then return 0 end
+local to = KEYS[1]
+if ARGV[3] == '1' then to = 'acct:' .. ARGV[2] end
+if to == from then return 0 end
+redis.call('DECR', from)
+local r = redis.pcall('INCR', to)
+if type(r) == 'table' and r.err then
+  redis.call('INCR', from)
+  return -1
+end
+return 1
+"""
+
+
+def test_parallel_scripts_stress(srv):
+    """4 s of transfers by scripts and functions (declared, undeclared,
+    and undeclared only on some runs, so mid-run conflicts happen), with
+    sums, SCRIPT FLUSH, FUNCTION LOAD REPLACE, BGSAVE and EXEC around
+    EVAL in between: the total never changes and the server stays up."""
+    n, total = 16, 1600
+    setup = srv.client(decode_responses=True)
+    setup.flushall()
+    setup.execute_command("FUNCTION", "FLUSH")
+    for i in range(n):
+        setup.set("acct:%d" % i, total // n)
+    keys = ["acct:%d" % i for i in range(n)]
+    setup.execute_command("FUNCTION", "LOAD", "REPLACE", STRESS_LIB)
+    # First runs on declared keys only: the next ones run in parallel.
+    setup.eval(STRESS_LATE, 1, keys[0], 0, 1, "0")
+    setup.eval(TRANSFER, 2, keys[0], keys[1])
+    setup.execute_command("FCALL", "fmove", 2, keys[0], keys[1])
+    deadline = time.time() + 4
+    sums, conflicts = [], [0]
+
+    def mover(kind):
+        def fn():
+            c = srv.client(decode_responses=True, socket_timeout=30)
+            rnd = random.Random()
+            while time.time() < deadline:
+                i, j = rnd.sample(range(n), 2)
+                try:
+                    if kind == "eval":
+                        r = c.eval(TRANSFER, 2, keys[i], keys[j])
+                    elif kind == "late":
+                        r = c.eval(STRESS_LATE, 1, keys[i], 0, j, "1" if rnd.random() < 0.3 else "0")
+                    elif kind == "fcall":
+                        r = c.execute_command("FCALL", "fmove", 2, keys[i], keys[j])
+                    else:
+                        r = c.execute_command("FCALL", "fmove_named", 0, i, j)
+                except redis.ResponseError as e:
+                    # Between a FUNCTION LOAD REPLACE's unlink and relink
+                    # nothing is missing (one exclusive section); a flush
+                    # of the script cache only costs EVAL a recompile.
+                    raise AssertionError("unexpected error: %s" % e)
+                if r == -1:
+                    conflicts[0] += 1
+        return fn
+
+    def reader():
+        c = srv.client(decode_responses=True, socket_timeout=30)
+        while time.time() < deadline:
+            sums.append(c.eval(SUM_DECLARED, n, *keys))
+            sums.append(c.eval(SUM_UNDECLARED, 0, n))
+
+    def admin():
+        c = srv.client(decode_responses=True, socket_timeout=30)
+        k = 0
+        while time.time() < deadline:
+            k += 1
+            if k % 3 == 0:
+                c.script_flush()
+            elif k % 3 == 1:
+                c.execute_command("FUNCTION", "LOAD", "REPLACE", STRESS_LIB)
+            else:
+                try:
+                    c.bgsave()
+                except redis.ResponseError:
+                    pass  # one already running
+            p = c.pipeline(transaction=True)
+            p.eval(TRANSFER, 2, keys[k % n], keys[(k + 1) % n])
+            p.get(keys[0])
+            p.execute()
+            time.sleep(0.1)
+
+    run_threads([mover("eval")] * 2 + [mover("late")] * 2 + [mover("fcall"), mover("named"), reader, admin])
+    assert sums and set(sums) == {total}, sorted(set(sums))
+    assert sum(int(setup.get(k)) for k in keys) == total
+    assert setup.ping()
+    deadline_save = time.time() + 10
+    while setup.info("persistence")["rdb_bgsave_in_progress"] and time.time() < deadline_save:
+        time.sleep(0.05)
+    setup.execute_command("FUNCTION", "FLUSH")
