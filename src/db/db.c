@@ -266,6 +266,12 @@ static int script_lock_take(int excl)
             break;
         if (atomic_load_explicit(&script_busy, memory_order_relaxed))
             return -1;
+        /* Nothing is held yet (the script lock comes first): serve this
+         * worker's jobs, since a thread holding every slot lock may be
+         * waiting in worker_broadcast() for this worker while the lock's
+         * writer waits for that thread's slots. */
+        if (jobs_waiting())
+            db_wait_run_jobs();
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_nsec += 1000000;
