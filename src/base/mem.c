@@ -120,9 +120,11 @@ static _Thread_local const volatile uint64_t *my_alloc, *my_dealloc;
 static _Thread_local long long my_published;
 #endif
 #ifndef HK_NO_JEMALLOC
-static _Atomic long long pub_total; /* sum of every thread's published net */
+/* Every thread adds to it (per 64 KB of change): a line of its own, apart
+ * from mt_mu and peak, which worker 0 writes at every cron tick. */
+static _Alignas(64) _Atomic long long pub_total; /* sum of every thread's published net */
 #endif
-static _Atomic size_t peak;
+static _Alignas(64) _Atomic size_t peak;
 
 void mem_thread_register(void)
 {

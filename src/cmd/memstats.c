@@ -40,7 +40,10 @@ void (*memstats_script_info)(struct script_info *out);
 /* ------------------------------------------------------------- clients --- */
 /* The cap of `threads` (config.c) bounds worker ids. */
 #define MAX_WORKERS 1024
-static _Atomic size_t wk_clients_mem[MAX_WORKERS];
+/* One line per worker (each writes its own at every cron tick). */
+static struct {
+    _Alignas(64) _Atomic size_t v;
+} wk_clients_mem[MAX_WORKERS];
 
 static size_t worker_clients_mem(const struct worker *w)
 {
@@ -56,8 +59,11 @@ void memstats_worker_cron(struct worker *w)
      * (mem_used() notes the peak). */
     if (w->id == 0)
         (void)mem_used();
-    if (w->id >= 0 && w->id < MAX_WORKERS)
-        atomic_store_explicit(&wk_clients_mem[w->id], worker_clients_mem(w), memory_order_relaxed);
+    if (w->id >= 0 && w->id < MAX_WORKERS) {
+        size_t v = worker_clients_mem(w);
+        if (atomic_load_explicit(&wk_clients_mem[w->id].v, memory_order_relaxed) != v)
+            atomic_store_explicit(&wk_clients_mem[w->id].v, v, memory_order_relaxed);
+    }
 }
 
 /* Every worker's published sum, with the calling worker's own clients
@@ -70,7 +76,7 @@ static size_t clients_mem_total(void)
         if (self && self->id == i)
             n += worker_clients_mem(self);
         else
-            n += atomic_load_explicit(&wk_clients_mem[i], memory_order_relaxed);
+            n += atomic_load_explicit(&wk_clients_mem[i].v, memory_order_relaxed);
     }
     return n;
 }

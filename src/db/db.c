@@ -15,7 +15,9 @@ struct keyspace ks;
 _Thread_local struct db_stats *db_tstats;
 _Thread_local long long db_cmd_time_ms;
 _Thread_local int db_notouch;
-_Atomic uint32_t lru_clock_now;
+/* The clocks share one line of their own: worker 0 writes it (only when a
+ * value changes), every worker reads it per access. */
+_Alignas(64) _Atomic uint32_t lru_clock_now;
 
 static struct db_stats dummy_stats;
 
@@ -24,7 +26,7 @@ volatile int db_lfu_log_factor = 10, db_lfu_decay_time = 1;
 
 /* Minutes for the LFU decay, cached with the LRU clock by the cron (a
  * clock read per access costs more than the rest of the LFU update). */
-_Atomic uint32_t lfu_minutes_now;
+_Alignas(64) _Atomic uint32_t lfu_minutes_now;
 
 uint32_t lfu_minutes_clock(void)
 {

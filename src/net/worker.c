@@ -148,8 +148,10 @@ struct worker *workers;
 int nworkers;
 _Thread_local struct worker *cur_worker;
 atomic_int server_shutdown;
-atomic_int connected_clients;
-atomic_ullong next_client_id = 1;
+/* Written per connect/close: lines of their own, away from what every
+ * command reads. */
+_Alignas(64) atomic_int connected_clients;
+_Alignas(64) atomic_ullong next_client_id = 1;
 static atomic_int workers_exited;
 
 /* epoll data: small integers tag listeners/eventfd; pointers are clients. */
@@ -1746,8 +1748,13 @@ static void cron(struct worker *w)
     long long now = time_ms();
     /* Worker 0 advances the LRU clock for everybody. */
     if (w->id == 0) {
-        lru_clock_now = lru_clock();
-        lfu_minutes_now = lfu_minutes_clock();
+        /* Stored only when they change (every second / minute): the line
+         * is read by every worker on every access. */
+        uint32_t lru = lru_clock(), lfu = lfu_minutes_clock();
+        if (atomic_load_explicit(&lru_clock_now, memory_order_relaxed) != lru)
+            atomic_store_explicit(&lru_clock_now, lru, memory_order_relaxed);
+        if (atomic_load_explicit(&lfu_minutes_now, memory_order_relaxed) != lfu)
+            atomic_store_explicit(&lfu_minutes_now, lfu, memory_order_relaxed);
     }
     /* Idle timeout. */
     int idle_timeout = __atomic_load_n(&cfg.timeout, __ATOMIC_RELAXED); /* CONFIG SET on any thread */
@@ -2092,7 +2099,13 @@ int workers_start(int n)
 {
     fit_maxclients_to_fd_limit();
     nworkers = n;
-    workers = hk_calloc(sizeof(struct worker) * (size_t)n);
+    /* 64-byte aligned (struct worker's alignment): hk_calloc promises 16. */
+    workers = aligned_alloc(_Alignof(struct worker), sizeof(struct worker) * (size_t)n);
+    if (!workers) {
+        log_msg(LL_WARNING, "out of memory allocating %d workers", n);
+        abort();
+    }
+    memset(workers, 0, sizeof(struct worker) * (size_t)n);
     db_wait_jobs_pending = jobs_pending_hook;
     db_wait_run_jobs = run_jobs_hook;
     net_hooks.workers_init(n);

@@ -34,9 +34,13 @@ struct worker {
     struct client *pending_write;     /* replies to flush this loop turn */
     struct client *push_head, *push_tail; /* pushed output (pub/sub), written FIFO with a per-turn budget */
     struct client *resume;            /* unblocked clients whose input to run */
-    pthread_mutex_t jlock;
+    /* Written by other threads (worker_post, worker_broadcast): a cache
+     * line of its own, apart from the fields this worker writes per
+     * command.  (struct worker is 64-byte aligned: workers[] never shares a
+     * line between two workers.) */
+    _Alignas(64) pthread_mutex_t jlock;
     struct job *jobs, *jobs_tail;     /* MPSC FIFO: pushed and popped under jlock */
-    struct worker_stats stats;
+    _Alignas(64) struct worker_stats stats;
     unsigned expire_cursor;
     long long next_cron_ms;
     long long now_us;                 /* clock read at the end of the last command */
