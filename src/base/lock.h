@@ -4,7 +4,14 @@
  * shorter than a futex round trip, so a test-and-test-and-set spinlock wins.
  * After a bounded spin it yields the CPU: with more threads than cores (the
  * 2-core CI machine runs 4-thread tests) a preempted holder must get to run.
- * One lock per cache line so neighbouring shards do not false-share. */
+ * One lock per cache line so neighbouring shards do not false-share.  (The
+ * L2's spatial prefetcher still pairs lines by 128 bytes: two threads that
+ * keep to slots 2k and 2k+1 move each other's lock lines.  Measured with
+ * bench/inproc_scaling.sh: 2 threads on interleaved slots 1.3x of one,
+ * on slot ranges 2.0x.  128-byte locks fix the interleaved case but cost
+ * one thread about 16% in that benchmark at 300k keys a thread: twice the
+ * cache for the lock array.  Random keys hit neighbouring slots at once
+ * too rarely to pay that.) */
 #ifndef HK_LOCK_H
 #define HK_LOCK_H
 
