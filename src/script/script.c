@@ -735,10 +735,28 @@ static void retry_hook(lua_State *L, lua_Debug *ar)
     raise_error(L, "Script stopped to run alone");
 }
 
+static _Thread_local int inuse; /* redis_generic_call is running */
+
+/* A call refused before or instead of running (err: "ERR ..." or "-CODE
+ * ..."): counted as a rejected call and an error, raised (redis.call) or
+ * returned as an error table (redis.pcall). */
+static int call_refused(lua_State *L, const struct cmd *cmd, const char *err, int raise)
+{
+    struct worker_stats *ws = &cur_worker->stats;
+    if (cmd)
+        STAT_ADD(ws->cmd_rejected[cmd->id], 1);
+    STAT_ADD(ws->errors, 1);
+    errorstat_add_reply(err, strlen(err));
+    lua_settop(L, 0);
+    sc_push_error(L, err);
+    mark_counted(L);
+    inuse--;
+    return raise ? lua_error(L) : 1;
+}
+
 static int redis_generic_call(lua_State *L, int raise)
 {
     struct run_ctx *r = need_run(L, "redis.call/pcall");
-    static _Thread_local int inuse;
     struct client *fc = &r->fc;
     int argc = args_to_strings(L);
     if (argc < 0)
@@ -788,18 +806,8 @@ static int redis_generic_call(lua_State *L, int raise)
     if (cmd && !err && !r->allow_oom && r->pre_oom && !r->dirty && (cmd->flags & CMD_DENYOOM) &&
         __atomic_load_n(&cfg.maxmemory, __ATOMIC_RELAXED) > 0)
         err = "-" OOM_ERR;
-    if (err) {
-        struct worker_stats *ws = &cur_worker->stats;
-        if (cmd)
-            STAT_ADD(ws->cmd_rejected[cmd->id], 1);
-        STAT_ADD(ws->errors, 1);
-        errorstat_add_reply(err, strlen(err));
-        lua_settop(L, 0);
-        sc_push_error(L, err);
-        mark_counted(L);
-        inuse--;
-        return raise ? lua_error(L) : 1;
-    }
+    if (err)
+        return call_refused(L, cmd, err, raise);
     fc->out.len = 0;
     fc->out.muted = 0;
     fc->cmd = cmd;
@@ -828,20 +836,11 @@ static int redis_generic_call(lua_State *L, int raise)
                 lua_sethook(r->L, retry_hook, LUA_MASKLINE, 0);
             return raise_error(L, "Script stopped to run alone");
         }
-        if (ps == LC_PAR_CONFLICT) {
-            static const char conflict[] =
-                "ERR Script attempted to access a non local key that another script running in parallel holds; "
-                "declare every key the script uses in KEYS";
-            struct worker_stats *ws = &cur_worker->stats;
-            STAT_ADD(ws->cmd_rejected[cmd->id], 1);
-            STAT_ADD(ws->errors, 1);
-            errorstat_add_reply(conflict, strlen(conflict));
-            lua_settop(L, 0);
-            sc_push_error(L, conflict);
-            mark_counted(L);
-            inuse--;
-            return raise ? lua_error(L) : 1;
-        }
+        if (ps == LC_PAR_CONFLICT)
+            return call_refused(L, cmd,
+                                "ERR Script attempted to access a non local key that another script running in "
+                                "parallel holds; declare every key the script uses in KEYS",
+                                raise);
     }
     if (cmd->flags & CMD_WRITE) {
         r->dirty = 1;
