@@ -799,8 +799,20 @@ def test_tls_cluster_bus_mixed_with_redis_server(certs):
     tls = ["--tls", "--cacert", certs["ca"] + ".crt", "--cert", certs["client"] + ".crt", "--key",
            certs["client"] + ".key"]
     try:
-        p = subprocess.run(["redis-cli"] + tls + ["--cluster", "create"] + ["127.0.0.1:%d" % n.tls for n in ns]
-                           + ["--cluster-replicas", "1", "--cluster-yes"], capture_output=True, text=True, timeout=60)
+        try:
+            p = subprocess.run(["redis-cli"] + tls + ["--cluster", "create"] + ["127.0.0.1:%d" % n.tls for n in ns]
+                               + ["--cluster-replicas", "1", "--cluster-yes"], capture_output=True, text=True,
+                               timeout=60)
+        except subprocess.TimeoutExpired as e:
+            # What each node saw (a join that never converged, once in CI).
+            views = []
+            for n in ns:
+                try:
+                    views.append("%s %d:\n%s" % (n.kind, n.port, client(n.port).execute_command("CLUSTER", "NODES")))
+                except redis.RedisError as ex:
+                    views.append("%s %d: %s" % (n.kind, n.port, ex))
+            raise AssertionError("redis-cli --cluster create timed out: %s\n%s\n%s" % (
+                e.stdout, "\n".join(views), "\n".join(n.log() for n in ns)))
         assert p.returncode == 0 and "All 16384 slots covered" in p.stdout, p.stdout + p.stderr
         assert wait_until(lambda: all(state_ok(n.port) for n in ns), timeout=20), [n.log() for n in ns]
         owner, slot = owner_of(ns, "foo")
