@@ -613,6 +613,13 @@ def test_redis_cli_cluster_tools():
         rcode, out = cli("reshard", "127.0.0.1:%d" % ns[0].port, "--cluster-from", new.myid(), "--cluster-to",
                          ns[1].myid(), "--cluster-slots", 16384)
         assert rcode == 0, out
+        # The emptied master's replica follows the slots' new owner (a full
+        # sync): del-node's CLUSTER RESET to it gets LOADING if sent while
+        # it loads, as it would from a redis-server replica.
+        def settled(n):
+            i = n.c().info()
+            return i.get("loading") == 0 and (i.get("role") != "slave" or i.get("master_link_status") == "up")
+        assert wait_until(lambda: settled(rep), timeout=20), rep.log()
         for n in (rep, new):
             rcode, out = cli("del-node", "127.0.0.1:%d" % ns[0].port, n.myid())
             assert rcode == 0, out
