@@ -58,6 +58,18 @@ def logtext(srv):
         return ""
 
 
+def unsynced(rc, mc, r, m):
+    """Why `synced` is false: both sides' INFO replication and log tails."""
+    out = []
+    for name, c, srv in (("replica", rc, r), ("master", mc, m)):
+        try:
+            i = info(c)
+        except redis.RedisError as e:
+            i = repr(e)
+        out.append("%s INFO: %r\n%s log:\n%s" % (name, i, name, logtext(srv)))
+    return "\n".join(out)
+
+
 def flush_lazy_expired(port):
     """Touch every key on the master: the ones whose TTL passed are deleted
     (and their DEL streamed) now."""
@@ -296,10 +308,10 @@ def test_expired_keys_wait_for_the_masters_del():
         mc.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
         r = hotkv("--replicaof", "127.0.0.1", str(m.port))
         rc = raw(r.port)
-        assert wait_until(lambda: synced(rc, mc), timeout=15)
+        assert wait_until(lambda: synced(rc, mc), timeout=15), unsynced(rc, mc, r, m)
         mc.execute_command("SET", "short", "v", "PX", "150")
         mc.execute_command("SET", "long", "v")
-        assert wait_until(lambda: synced(rc, mc), timeout=5)
+        assert wait_until(lambda: synced(rc, mc), timeout=15), unsynced(rc, mc, r, m)
         time.sleep(0.3)
         # Logically gone on the replica, still there until the master says.
         assert rc.execute_command("GET", "short") is None
@@ -312,7 +324,7 @@ def test_expired_keys_wait_for_the_masters_del():
         # A TTL already past when the master's command comes is kept too
         # (the master streams the DEL when it expires the key).
         mc.execute_command("SET", "k2", "v", "PX", "100000")
-        assert wait_until(lambda: synced(rc, mc), timeout=5)
+        assert wait_until(lambda: synced(rc, mc), timeout=15), unsynced(rc, mc, r, m)
         assert rc.execute_command("PTTL", "k2") > 0
     finally:
         stop_all(r, m)
