@@ -16,6 +16,7 @@
 
 #include "base/log.h"
 #include "base/mem.h"
+#include "base/slab.h"
 #include "base/util.h"
 #include "cluster/cluster.h"
 #include "cmd/acl.h"
@@ -163,6 +164,7 @@ int server_main(int argc, char **argv)
      * reach the shared total that maxmemory checks read (base/mem.h): the
      * main thread calls nothing that would publish it later. */
     mem_publish();
+    slab_thread_idle(); /* a thread that is not a worker lends its slab heap back (base/slab.h) */
     /* cluster-enabled: this node's identity and view from nodes.conf. */
     cluster_pause_writes = pause_failover_writes;
     cluster_deliver_publish = pubsub_deliver_from_bus;

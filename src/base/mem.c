@@ -18,6 +18,14 @@ size_t __sanitizer_get_current_allocated_bytes(void); /* ASan/TSan runtime */
 #include <unistd.h>
 
 #include "log.h"
+#include "slab.h"
+
+#ifndef HK_NO_JEMALLOC
+/* Requests SLAB_MIN..SLAB_MAX go to the slab (base/slab.h) while it is on
+ * or not tried yet; one compare for the others. */
+#define SLAB_SIZE(n) ((size_t)(n) - SLAB_MIN <= (size_t)(SLAB_MAX - SLAB_MIN))
+#define SLAB_TRY(n) (SLAB_SIZE(n) && __atomic_load_n(&slab_state_, __ATOMIC_RELAXED) >= 0)
+#endif
 
 #ifndef HK_NO_JEMALLOC
 /* jemalloc's options, read at its start-up: background threads return
@@ -35,6 +43,13 @@ static void oom(size_t n)
 
 void *hk_malloc(size_t n)
 {
+#ifndef HK_NO_JEMALLOC
+    if (SLAB_TRY(n)) {
+        void *b = slab_alloc(n);
+        if (b)
+            return b;
+    }
+#endif
     void *p = malloc(n ? n : 1);
     if (!p)
         oom(n);
@@ -43,6 +58,13 @@ void *hk_malloc(size_t n)
 
 void *hk_calloc(size_t n)
 {
+#ifndef HK_NO_JEMALLOC
+    if (SLAB_TRY(n)) {
+        void *b = slab_alloc(n);
+        if (b)
+            return memset(b, 0, n);
+    }
+#endif
     void *p = calloc(1, n ? n : 1);
     if (!p)
         oom(n);
@@ -51,6 +73,28 @@ void *hk_calloc(size_t n)
 
 void *hk_realloc(void *p, size_t n)
 {
+#ifndef HK_NO_JEMALLOC
+    if (!p)
+        return hk_malloc(n);
+    if (slab_owns(p)) {
+        size_t old = slab_size(p);
+        if (SLAB_SIZE(n) && slab_round(n) == old)
+            return p;
+        void *q = hk_malloc(n);
+        memcpy(q, p, old < n ? old : n);
+        slab_free(p);
+        return q;
+    }
+    if (SLAB_TRY(n)) { /* into the slab: exact size instead of jemalloc's class */
+        void *b = slab_alloc(n);
+        if (b) {
+            size_t old = malloc_usable_size(p);
+            memcpy(b, p, old < n ? old : n);
+            free(p);
+            return b;
+        }
+    }
+#endif
     void *q = realloc(p, n ? n : 1);
     if (!q)
         oom(n);
@@ -83,6 +127,12 @@ size_t hk_array_bytes(size_t n, size_t elsz)
 
 void hk_free(void *p)
 {
+#ifndef HK_NO_JEMALLOC
+    if (slab_owns(p)) {
+        slab_free(p);
+        return;
+    }
+#endif
     free(p);
 }
 
@@ -100,6 +150,10 @@ void *hk_memdup(const void *p, size_t n)
 
 size_t hk_usable(void *p)
 {
+#ifndef HK_NO_JEMALLOC
+    if (slab_owns(p))
+        return slab_size(p);
+#endif
     return malloc_usable_size(p);
 }
 
@@ -108,16 +162,24 @@ size_t hk_usable(void *p)
 
 #ifndef HK_NO_JEMALLOC
 struct mem_thread {
-    const volatile uint64_t *alloc, *dealloc; /* jemalloc's, written by the owner */
+    const volatile uint64_t *alloc, *dealloc;   /* jemalloc's, written by the owner */
+    const volatile uint64_t *salloc, *sdealloc; /* the slab's (base/slab.h), the same */
 };
 /* Registry: slots [0, mt_hi) may be in use; written under mt_mu. */
 static struct mem_thread mts[MEM_MAX_THREADS];
 static int mt_hi;
 static pthread_mutex_t mt_mu = PTHREAD_MUTEX_INITIALIZER;
 static long long retired_net; /* net bytes of threads that exited (mt_mu) */
+static long long retired_slab; /* of which slab blocks (mt_mu) */
 static _Thread_local int my_slot = -1;
-static _Thread_local const volatile uint64_t *my_alloc, *my_dealloc;
+static _Thread_local const volatile uint64_t *my_alloc, *my_dealloc, *my_salloc, *my_sdealloc;
 static _Thread_local long long my_published;
+
+static inline long long thread_net(const volatile uint64_t *a, const volatile uint64_t *d,
+                                   const volatile uint64_t *sa, const volatile uint64_t *sd)
+{
+    return (long long)(*a - *d) + (long long)(*sa - *sd);
+}
 #endif
 #ifndef HK_NO_JEMALLOC
 /* Every thread adds to it (per 64 KB of change): a line of its own, apart
@@ -135,11 +197,15 @@ void mem_thread_register(void)
         return;
     if (mallctl("thread.allocatedp", &a, &sz, NULL, 0) != 0 || mallctl("thread.deallocatedp", &d, &sz, NULL, 0) != 0)
         return;
+    const volatile uint64_t *sa, *sd;
+    slab_thread_counters(&sa, &sd);
     pthread_mutex_lock(&mt_mu);
     for (int i = 0; i < MEM_MAX_THREADS; i++) {
         if (!mts[i].alloc) {
             mts[i].alloc = a;
             mts[i].dealloc = d;
+            mts[i].salloc = sa;
+            mts[i].sdealloc = sd;
             my_slot = i;
             if (i >= mt_hi)
                 mt_hi = i + 1;
@@ -153,7 +219,9 @@ void mem_thread_register(void)
     }
     my_alloc = a;
     my_dealloc = d;
-    my_published = (long long)(*a - *d);
+    my_salloc = sa;
+    my_sdealloc = sd;
+    my_published = thread_net(a, d, sa, sd);
     atomic_fetch_add_explicit(&pub_total, my_published, memory_order_relaxed);
 #endif
 }
@@ -161,18 +229,20 @@ void mem_thread_register(void)
 void mem_thread_unregister(void)
 {
 #ifndef HK_NO_JEMALLOC
+    slab_thread_exit(); /* its heap to the pool (base/slab.h) */
     if (my_slot < 0)
         return;
     pthread_mutex_lock(&mt_mu);
-    long long net = (long long)(*my_alloc - *my_dealloc);
+    long long net = thread_net(my_alloc, my_dealloc, my_salloc, my_sdealloc);
     retired_net += net;
+    retired_slab += (long long)(*my_salloc - *my_sdealloc);
     atomic_fetch_add_explicit(&pub_total, net - my_published, memory_order_relaxed);
-    mts[my_slot].alloc = mts[my_slot].dealloc = NULL;
+    mts[my_slot].alloc = mts[my_slot].dealloc = mts[my_slot].salloc = mts[my_slot].sdealloc = NULL;
     while (mt_hi > 0 && !mts[mt_hi - 1].alloc)
         mt_hi--;
     pthread_mutex_unlock(&mt_mu);
     my_slot = -1;
-    my_alloc = my_dealloc = NULL;
+    my_alloc = my_dealloc = my_salloc = my_sdealloc = NULL;
 #endif
 }
 
@@ -180,7 +250,7 @@ long long mem_thread_net(void)
 {
 #ifndef HK_NO_JEMALLOC
     if (my_alloc)
-        return (long long)(*my_alloc - *my_dealloc);
+        return thread_net(my_alloc, my_dealloc, my_salloc, my_sdealloc);
 #endif
     return 0;
 }
@@ -190,7 +260,7 @@ void mem_publish(void)
 #ifndef HK_NO_JEMALLOC
     if (!my_alloc)
         return;
-    long long net = (long long)(*my_alloc - *my_dealloc), d = net - my_published;
+    long long net = thread_net(my_alloc, my_dealloc, my_salloc, my_sdealloc), d = net - my_published;
     if (d >= MEM_PUBLISH_STEP || d <= -MEM_PUBLISH_STEP) {
         atomic_fetch_add_explicit(&pub_total, d, memory_order_relaxed);
         my_published = net;
@@ -216,12 +286,28 @@ size_t mem_used(void)
     sum = retired_net;
     for (int i = 0; i < mt_hi; i++)
         if (mts[i].alloc)
-            sum += (long long)(*mts[i].alloc - *mts[i].dealloc);
+            sum += thread_net(mts[i].alloc, mts[i].dealloc, mts[i].salloc, mts[i].sdealloc);
     pthread_mutex_unlock(&mt_mu);
     v = sum > 0 ? (size_t)sum : 0;
 #endif
     peak_note(v);
     return v;
+}
+
+size_t mem_used_slab(void)
+{
+#ifdef HK_NO_JEMALLOC
+    return 0;
+#else
+    long long sum;
+    pthread_mutex_lock(&mt_mu);
+    sum = retired_slab;
+    for (int i = 0; i < mt_hi; i++)
+        if (mts[i].alloc)
+            sum += (long long)(*mts[i].salloc - *mts[i].sdealloc);
+    pthread_mutex_unlock(&mt_mu);
+    return sum > 0 ? (size_t)sum : 0;
+#endif
 }
 
 size_t mem_used_fast(void)
@@ -231,7 +317,7 @@ size_t mem_used_fast(void)
 #else
     if (!my_alloc)
         return mem_used();
-    long long net = (long long)(*my_alloc - *my_dealloc), d = net - my_published;
+    long long net = thread_net(my_alloc, my_dealloc, my_salloc, my_sdealloc), d = net - my_published;
     if (d >= MEM_PUBLISH_STEP || d <= -MEM_PUBLISH_STEP) {
         atomic_fetch_add_explicit(&pub_total, d, memory_order_relaxed);
         my_published = net;

@@ -1,9 +1,12 @@
-/* mem.h - allocation wrappers over jemalloc.
+/* mem.h - allocation wrappers over jemalloc and, for requests of 129 to
+ * 1024 bytes, the slab (base/slab.h: 16-byte size classes instead of
+ * jemalloc's 32/64/128-byte steps; off in sanitizer builds and with
+ * HOTKV_NO_SLAB=1 in the environment).
  *
  * OOM policy: an allocation failure aborts the process with a log line, as
  * Redis does; callers never check for NULL.  maxmemory (issue 7) keeps the
- * process away from that point.  used_memory comes from jemalloc's own
- * "stats.allocated", the truth about what the allocator holds. */
+ * process away from that point.  used_memory is what jemalloc counts per
+ * thread plus the slab's blocks (see Accounting below). */
 #ifndef HK_MEM_H
 #define HK_MEM_H
 
@@ -27,7 +30,7 @@ size_t hk_array_bytes(size_t n, size_t elsz);
 
 /* Accounting.  jemalloc keeps, per thread, the bytes that thread has
  * allocated and freed (thread.allocatedp / thread.deallocatedp, usable
- * sizes).  Every thread HotKV starts registers them here at its start and
+ * sizes), and the slab does the same for its blocks; the two are added.  Every thread HotKV starts registers them here at its start and
  * folds its final figures into a retired total before it exits, so the sum
  * over threads is what the allocator holds for the process at any moment,
  * wherever a block was allocated or freed.
@@ -49,6 +52,7 @@ void mem_thread_unregister(void);
  * (background threads call it after freeing or allocating in bulk). */
 void mem_publish(void);
 size_t mem_used(void);     /* bytes allocated by the process (exact) */
+size_t mem_used_slab(void); /* of which slab blocks (base/slab.h) */
 size_t mem_used_fast(void);
 /* Net bytes this thread has allocated minus freed since it started
  * (eviction measures what one delete gave back with it); 0 if unknown. */

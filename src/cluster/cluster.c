@@ -37,6 +37,7 @@
 
 #include "../base/log.h"
 #include "../base/mem.h"
+#include "../base/slab.h"
 #include "../base/util.h"
 #include "../db/db.h"
 #include "../net/client.h"
@@ -2254,6 +2255,7 @@ static void *bus_main(void *arg)
         }
         pthread_mutex_unlock(&cl_mu);
         mem_publish();
+        slab_thread_idle(); /* a thread that is not a worker lends its slab heap back (base/slab.h) */
     }
     prop_thread_unregister();
     mem_thread_unregister();

@@ -7,6 +7,7 @@
 
 #include "../base/log.h"
 #include "../base/mem.h"
+#include "../base/slab.h"
 #include "../server.h"
 #include "db.h"
 
@@ -200,6 +201,7 @@ static void *lf_main(void *arg)
         }
         hk_free(it);
         mem_publish(); /* what it freed reaches the shared total (base/mem.h) */
+        slab_thread_idle(); /* its slab heap back to the pool (base/slab.h) */
         pthread_mutex_lock(&lf_lock);
         lf_busy = 0;
         if (!lf_head)

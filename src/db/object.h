@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../base/slab.h"
 #include "entry.h"
 
 struct type_ops {
@@ -78,11 +79,17 @@ static inline void entry_set_ptr(struct entry *e, void *p, uint8_t enc)
  * of an inline entry always keeps space for the aligned pointer form, so
  * a write can turn it back into a pointer entry in place. */
 
-/* jemalloc's size class for n bytes (x86-64 defaults: 8, 16, then 4
- * classes per power of two, spaced at least 16).  Also used with other
- * allocators (sanitizer builds): there it only rounds requests up. */
+/* The size class hk_malloc gives n bytes: the slab's 16-byte steps for
+ * SLAB_MIN..SLAB_MAX (base/slab.h) while it is on, else jemalloc's
+ * (x86-64 defaults: 8, 16, then 4 classes per power of two, spaced at
+ * least 16).  Also used with other allocators (sanitizer builds): there it
+ * only rounds requests up. */
 static inline size_t obj_size_class(size_t n)
 {
+#ifndef HK_NO_JEMALLOC
+    if (n - SLAB_MIN <= (size_t)(SLAB_MAX - SLAB_MIN) && __atomic_load_n(&slab_state_, __ATOMIC_RELAXED) > 0)
+        return slab_round(n);
+#endif
     if (n <= 16)
         return n <= 8 ? 8 : 16;
     size_t g = (size_t)1 << (63 - __builtin_clzll((unsigned long long)(n - 1)));

@@ -41,6 +41,7 @@
 #include "../base/latency_monitor.h"
 #include "../base/log.h"
 #include "../base/mem.h"
+#include "../base/slab.h"
 #include "../base/util.h"
 #include "../server.h"
 #include "client_evict.h"
@@ -1805,6 +1806,7 @@ static void *worker_main(void *arg)
     db_tstats = &w->stats.db;
     net_hooks.thread_start(w); /* e.g. this worker's change counter (persist/prop.h) */
     mem_thread_register();  /* this worker's allocator counters (base/mem.h) */
+    slab_thread_persistent(); /* it keeps its slab heap (base/slab.h) */
     snprintf(name, sizeof(name), "hotkv-w%d", w->id);
     pthread_setname_np(pthread_self(), name);
     w->next_cron_ms = time_ms();
@@ -1846,6 +1848,7 @@ static void *worker_main(void *arg)
          * now: the other workers' maxmemory checks read it, and an idle
          * worker may not run a command for a long time (base/mem.h). */
         mem_publish();
+        slab_thread_idle(); /* blocks other threads freed come back (base/slab.h) */
         now = time_ms();
         if (now >= w->next_cron_ms) {
             cron(w);

@@ -40,6 +40,7 @@
 #include "../base/latency_monitor.h"
 #include "../base/log.h"
 #include "../base/mem.h"
+#include "../base/slab.h"
 #include "../base/util.h"
 #include "../types/hash.h"
 #include "../types/list.h"
@@ -552,6 +553,7 @@ static void *aof_thread_main(void *arg)
         failed = io_write() < 0;
         pthread_mutex_unlock(&io_mu);
         mem_publish();
+        slab_thread_idle(); /* a thread that is not a worker lends its slab heap back (base/slab.h) */
         int policy = fsync_policy();
         if (atomic_load(&aof_synced_bytes) < atomic_load(&aof_written_bytes) &&
             (policy == AOF_FSYNC_ALWAYS || (policy == AOF_FSYNC_EVERYSEC && time_ms() - io_last_fsync_ms >= 1000)))

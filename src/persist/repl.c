@@ -47,6 +47,7 @@
 
 #include "../base/log.h"
 #include "../base/mem.h"
+#include "../base/slab.h"
 #include "../base/util.h"
 #include "../net/tls.h"
 #include "../server.h"
@@ -1140,6 +1141,7 @@ static void *repl_main(void *arg)
     mem_thread_register();
     while (!atomic_load(&stopping)) {
         mem_publish();
+        slab_thread_idle(); /* a thread that is not a worker lends its slab heap back (base/slab.h) */
         take_adopted();
         child_ended();
         long long now = time_ms();

@@ -28,6 +28,7 @@
 
 #include "../base/log.h"
 #include "../base/mem.h"
+#include "../base/slab.h"
 #include "../base/util.h"
 #include "../db/db.h"
 #include "../net/client.h"
@@ -879,6 +880,7 @@ static void *link_main(void *arg)
         pthread_mutex_unlock(&lmu);
         int rc = sync_with_master(g, host, port);
         mem_publish();
+        slab_thread_idle(); /* a thread that is not a worker lends its slab heap back (base/slab.h) */
         pthread_mutex_lock(&lmu);
         if (g != gen)
             continue;

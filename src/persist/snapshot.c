@@ -27,6 +27,7 @@
 #include "../base/log.h"
 #include "../base/malloc_stats.h"
 #include "../base/mem.h"
+#include "../base/slab.h"
 #include "../base/util.h"
 #include "../db/db.h"
 #include "../db/object.h"
@@ -478,6 +479,7 @@ static void *persist_main(void *arg)
                 alloc_trim_dirty((size_t)mm / 64 > (2u << 20) ? (size_t)mm / 64 : (2u << 20));
         }
         mem_publish();
+        slab_maintain(); /* pooled heaps' remote frees; emptied pages to the kernel (base/slab.h) */
         long long now = time_ms();
 
         pthread_mutex_lock(&snap_mu);
