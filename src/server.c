@@ -24,6 +24,7 @@
 #include "cmd/evict.h"
 #include "cmd/loop.h"
 #include "cmd/memstats.h"
+#include "cmd/multi.h"
 #include "cmd/notify.h"
 #include "cmd/pause.h"
 #include "cmd/pubsub.h"
@@ -166,6 +167,7 @@ int server_main(int argc, char **argv)
     mem_publish();
     slab_thread_idle(); /* a thread that is not a worker lends its slab heap back (base/slab.h) */
     /* cluster-enabled: this node's identity and view from nodes.conf. */
+    persist_dataset_replaced = signal_dataset_replaced;
     cluster_pause_writes = pause_failover_writes;
     cluster_deliver_publish = pubsub_deliver_from_bus;
     cluster_became_replica = unblock_everywhere;

@@ -466,7 +466,8 @@ run:
      * relaxed load on a master; the master's own stream passes. */
     if (HK_UNLIKELY(atomic_load_explicit(&replica_gate, memory_order_relaxed) != 0) && !(c->flags & CF_MASTER)) {
         int g = atomic_load_explicit(&replica_gate, memory_order_relaxed);
-        if ((g & RG_LOADING) && !(cmd->flags & CMD_LOADING)) {
+        if (((g & RG_LOADING) && !(cmd->flags & CMD_LOADING)) ||
+            ((g & RG_ASYNC_LOADING) && (cmd->flags & CMD_NO_ASYNC_LOADING))) {
             reply_error(&c->out, "LOADING Redis is loading the dataset in memory");
             goto rejected;
         }

@@ -609,6 +609,16 @@ void signal_flushed_db(struct client *c, int db)
         touch_all_in_db(i, -1);
 }
 
+void signal_dataset_replaced(void)
+{
+    tracking_invalidate_all(NULL, -1);
+    if (atomic_load_explicit(&nwatchers, memory_order_relaxed) == 0)
+        return;
+    for (unsigned s = 0; s < NSLOTS; s++)
+        for (struct watcher *x = watch_heads[s]; x; x = x->next)
+            atomic_store_explicit(&x->ms->dirty_cas, 1, memory_order_relaxed);
+}
+
 void signal_swapdb(int a, int b)
 {
     touch_all_in_db(a, b);

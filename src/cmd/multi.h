@@ -22,6 +22,11 @@ void signal_modified_key(struct client *c, int db, unsigned slot, const char *ke
 /* FLUSHDB (db) / FLUSHALL (db = -1): caller holds all locks and calls this
  * BEFORE the data is removed. */
 void signal_flushed_db(struct client *c, int db);
+/* A replica's full sync replaced every database (all locks held, any
+ * thread): every WATCH fails (whether its key was in the old dataset, the
+ * new one or neither: the conservative reading of Redis's rule) and
+ * tracking clients get the "all keys" invalidation. */
+void signal_dataset_replaced(void);
 /* SWAPDB a b: all locks held, called BEFORE the swap (as Redis). */
 void signal_swapdb(int a, int b);
 

@@ -719,6 +719,118 @@ void db_flush(int db)
     lazyfree_leave(lf);
 }
 
+/* ------------------------------------------------ shadow datasets ---
+ * A dataset built off the keyspace by one thread (a replica's async load,
+ * repl-diskless-load swapdb), then swapped in whole. */
+struct db_shadow {
+    int ndb;
+    uint32_t hfe[NSLOTS]; /* E_HFE entries per slot, over every database */
+    struct table *t[];    /* ndb * NSLOTS */
+};
+
+struct db_shadow *db_shadow_new(void)
+{
+    struct db_shadow *s = hk_calloc(sizeof(*s) + sizeof(struct table *) * (size_t)ks.ndb * NSLOTS);
+    s->ndb = ks.ndb;
+    return s;
+}
+
+static inline struct table **shadow_slot(struct db_shadow *s, int db, unsigned slot)
+{
+    return &s->t[(size_t)db * NSLOTS + slot];
+}
+
+long db_shadow_find(struct db_shadow *s, int db, unsigned slot, const char *key, size_t klen)
+{
+    struct table *t = *shadow_slot(s, db, slot);
+    return t ? table_find(t, key, klen, table_hash(key, klen)) : -1;
+}
+
+void db_shadow_add(struct db_shadow *s, int db, unsigned slot, struct entry *e)
+{
+    struct table **tp = shadow_slot(s, db, slot);
+    if (!*tp)
+        *tp = table_new(4);
+    table_insert(tp, e, table_hash(entry_key(e), e->klen));
+    if (e->flags & E_HAS_EXPIRE)
+        (*tp)->expires++;
+    if (e->flags & E_HFE)
+        s->hfe[slot]++;
+}
+
+void db_shadow_replace(struct db_shadow *s, int db, unsigned slot, long idx, struct entry *e)
+{
+    struct table *t = *shadow_slot(s, db, slot);
+    struct entry *old = t->slots[idx];
+    t->expires += (uint32_t)((e->flags & E_HAS_EXPIRE) != 0) - (uint32_t)((old->flags & E_HAS_EXPIRE) != 0);
+    s->hfe[slot] += (uint32_t)((e->flags & E_HFE) != 0) - (uint32_t)((old->flags & E_HFE) != 0);
+    t->slots[idx] = e;
+    if (old != e)
+        entry_free(old);
+}
+
+/* The tables of tabs[0..n) to the lazy-free thread, with tabs itself. */
+static void free_tables_lazy(struct table **tabs, size_t n, unsigned long long nkeys)
+{
+    if (n)
+        lazyfree_tables(tabs, n, nkeys);
+    else
+        hk_free(tabs);
+}
+
+void db_shadow_free(struct db_shadow *s)
+{
+    size_t n = 0, total = (size_t)s->ndb * NSLOTS;
+    unsigned long long nkeys = 0;
+    struct table **tabs = hk_malloc(sizeof(*tabs) * (total ? total : 1));
+    for (size_t i = 0; i < total; i++)
+        if (s->t[i]) {
+            nkeys += s->t[i]->used;
+            tabs[n++] = s->t[i];
+        }
+    free_tables_lazy(tabs, n, nkeys);
+    hk_free(s);
+}
+
+void db_shadow_swap_in(struct db_shadow *s)
+{
+    size_t n = 0, total = (size_t)ks.ndb * NSLOTS;
+    unsigned long long nkeys = 0;
+    struct table **old = hk_malloc(sizeof(*old) * total);
+    for (unsigned w = 0; w < NSLOTS / 64; w++) {
+        uint64_t keys = 0, sweep = 0;
+        for (unsigned b = 0; b < 64; b++) {
+            unsigned slot = w * 64 + b;
+            uint64_t dbs = 0;
+            uint32_t exp = 0;
+            for (int d = 0; d < ks.ndb; d++) {
+                struct table *t = ks.dbs[d]->t[slot];
+                if (t) {
+                    nkeys += t->used;
+                    old[n++] = t;
+                }
+                t = d < s->ndb ? *shadow_slot(s, d, slot) : NULL;
+                ks.dbs[d]->t[slot] = t;
+                if (t) {
+                    dbs |= 1ULL << d;
+                    exp += t->expires;
+                }
+            }
+            ks.slot_dbs[slot] = dbs;
+            atomic_store_explicit(&ks.slot_expires[slot], exp, memory_order_relaxed);
+            atomic_store_explicit(&ks.slot_hfe[slot], s->hfe[slot], memory_order_relaxed);
+            if (dbs)
+                keys |= 1ULL << b;
+            if (exp || s->hfe[slot])
+                sweep |= 1ULL << b;
+        }
+        atomic_store_explicit(&ks.slot_keys[w], keys, memory_order_relaxed);
+        atomic_store_explicit(&ks.slot_sweep[w], sweep, memory_order_relaxed);
+    }
+    hk_free(s);
+    free_tables_lazy(old, n, nkeys);
+}
+
 void db_swap(int a, int b)
 {
     struct db *t = ks.dbs[a];

@@ -56,6 +56,22 @@ struct keyspace {
 
 extern struct keyspace ks;
 
+/* A shadow dataset: every database's tables, built by one thread off the
+ * keyspace (a replica's async load, repl-diskless-load swapdb) while the
+ * keyspace keeps serving, then swapped in whole.  Only its builder touches
+ * it.  db_shadow_swap_in needs the keyspace frozen (every slot lock): the
+ * shadow's tables become the databases', the slot summaries (slot_dbs,
+ * slot_keys, slot_expires, slot_hfe, slot_sweep) are rebuilt in one pass
+ * over the slots, and the old tables go to the lazy-free thread.
+ * db_shadow_free gives up a shadow (its tables to the lazy-free thread). */
+struct db_shadow;
+struct db_shadow *db_shadow_new(void);
+long db_shadow_find(struct db_shadow *s, int db, unsigned slot, const char *key, size_t klen);
+void db_shadow_add(struct db_shadow *s, int db, unsigned slot, struct entry *e);
+void db_shadow_replace(struct db_shadow *s, int db, unsigned slot, long idx, struct entry *e);
+void db_shadow_free(struct db_shadow *s);
+void db_shadow_swap_in(struct db_shadow *s);
+
 /* Per-thread counters the keyspace updates (the worker points this at its
  * own stats; summed for INFO, never shared on the hot path). */
 /* Statistics counters have one writer (their worker) and are read by INFO

@@ -803,6 +803,49 @@ void rdb_fn_flush_libs(void)
         fn_hooks->flush_libs();
 }
 
+/* Libraries of an async load, installed when its dataset is swapped in. */
+struct rdb_libs {
+    size_t n, cap;
+    unsigned char **code;
+    size_t *len;
+};
+
+struct rdb_libs *rdb_libs_new(void)
+{
+    return hk_calloc(sizeof(struct rdb_libs));
+}
+
+void rdb_libs_add(struct rdb_libs *l, unsigned char *code, size_t len)
+{
+    if (l->n == l->cap) {
+        l->cap = hk_grow_cap(l->cap, l->n + 1, 8, sizeof(*l->code));
+        l->code = hk_realloc(l->code, hk_array_bytes(l->cap, sizeof(*l->code)));
+        l->len = hk_realloc(l->len, hk_array_bytes(l->cap, sizeof(*l->len)));
+    }
+    l->code[l->n] = code;
+    l->len[l->n++] = len;
+}
+
+int rdb_libs_install(struct rdb_libs *l, char *err, size_t errlen)
+{
+    rdb_fn_flush_libs();
+    for (size_t i = 0; i < l->n; i++)
+        if (rdb_fn_load_lib((char *)l->code[i], l->len[i], 0, err, errlen) < 0)
+            return -1;
+    return 0;
+}
+
+void rdb_libs_free(struct rdb_libs *l)
+{
+    if (!l)
+        return;
+    for (size_t i = 0; i < l->n; i++)
+        hk_free(l->code[i]);
+    hk_free(l->code);
+    hk_free(l->len);
+    hk_free(l);
+}
+
 static int save_fn_cb(void *arg, const char *code, size_t len)
 {
     struct rdb_out *o = arg;
@@ -1105,6 +1148,10 @@ int rdb_load_in(struct rdb_in *in, struct rdb_load_stats *st)
             unsigned char *code = rdb_r_str(in, &cl);
             if (!code)
                 return -1;
+            if (in->libs) { /* installed at the swap (rdb_libs_install) */
+                rdb_libs_add(in->libs, code, cl);
+                continue;
+            }
             int r = rdb_fn_load_lib((char *)code, cl, in->allow_dup, ferr, sizeof(ferr));
             hk_free(code);
             if (r < 0) {
@@ -1149,6 +1196,19 @@ int rdb_load_in(struct rdb_in *in, struct rdb_load_stats *st)
         } else {
             unsigned slot = key_slot((char *)key, kl);
             long idx;
+            if (in->shadow) {
+                idx = db_shadow_find(in->shadow, dbi, slot, (char *)key, kl);
+                if (idx >= 0) {
+                    entry_free(e);
+                    rdb_in_fail(in, "Duplicate key '%.*s' found in RDB file", (int)(kl > 128 ? 128 : kl), (char *)key);
+                    hk_free(key);
+                    return -1;
+                }
+                rdb_apply_lru(e, idle, freq);
+                db_shadow_add(in->shadow, dbi, slot, e);
+                st->keys++;
+                goto next;
+            }
             if (db_get_idx(dbi, slot, (char *)key, kl, LK_NOSTATS | LK_NOTOUCH | LK_NOEXPIRE, &idx)) {
                 if (in->allow_dup) {
                     rdb_apply_lru(e, idle, freq);

@@ -174,6 +174,11 @@ struct rdb_in {
     unsigned long long limit;       /* stop reading past this offset (0: none) */
     long long now_ms;               /* "now" for dropping expired hash fields (0: time_ms()) */
     int allow_dup;                  /* rdb_load_in: existing keys / libraries are replaced */
+    /* rdb_load_in into a shadow dataset (db.h) instead of the keyspace:
+     * the keys go to `shadow`, the function libraries are kept in `libs`
+     * (rdb_libs_*) for the swap, nothing in the keyspace is touched. */
+    struct db_shadow *shadow;
+    struct rdb_libs *libs;
     /* hotkv-check-rdb: a module value of a type we do not know is walked
      * over (opcode framing) instead of refused; rdb_load_value then returns
      * NULL with empty_key = 3 and the type's name in module_name. */
@@ -334,6 +339,13 @@ void rdb_set_fn_hooks(const struct rdb_fn_hooks *h);
 int rdb_fn_foreach_lib(int (*cb)(void *arg, const char *code, size_t len), void *arg);
 int rdb_fn_load_lib(const char *code, size_t len, int replace, char *err, size_t errlen);
 void rdb_fn_flush_libs(void);
+/* The libraries an async load (rdb_in.libs) read: kept (add takes code),
+ * then installed in place of every current library (keyspace frozen). */
+struct rdb_libs;
+struct rdb_libs *rdb_libs_new(void);
+void rdb_libs_add(struct rdb_libs *l, unsigned char *code, size_t len);
+int rdb_libs_install(struct rdb_libs *l, char *err, size_t errlen);
+void rdb_libs_free(struct rdb_libs *l);
 
 /* hotkv-check-rdb <file> (rdb_check.c; main.c dispatches on argv[0]). */
 int rdb_check_main(int argc, char **argv);

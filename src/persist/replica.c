@@ -634,6 +634,21 @@ static int dataset_empty(void)
 }
 
 /* One attempt: 0 the link was handed to a worker, -1 failed (retry). */
+/* The async load's swap (keyspace frozen, apply_mu held): the master's
+ * history and stream database, as the plain load sets them. */
+struct swap_ctx {
+    const char *id;
+    long long moff;
+    const struct rdb_load_stats *ls;
+};
+
+static void async_swapped(void *arg)
+{
+    const struct swap_ctx *x = arg;
+    repl_history_reset(x->id, x->moff);
+    stream_db = x->ls->repl.id[0] ? x->ls->repl.stream_db : 0;
+}
+
 static int sync_with_master(unsigned g, const char *host, int port)
 {
     set_state(g, RS_CONNECTING);
@@ -792,24 +807,38 @@ static int sync_with_master(unsigned g, const char *host, int port)
             hk_free(k.mem);
             goto fail;
         }
-        log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Flushing old data");
-        log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Loading DB in memory");
         struct rdb_load_stats ls;
         char err[512];
-        gate_set(RG_LOADING, 1);
-        /* Nothing may be applied meanwhile (an old link's last commands). */
-        replica_apply_lock();
-        int lrc = persist_replica_load(k.fd >= 0 ? path : NULL, k.mem, k.len, &ls, err, sizeof(err));
-        hk_free(k.mem);
-        if (lrc == 0) {
-            repl_history_reset(id, moff);
-            /* The master's stream goes on in the database its RDB names
-             * (a master starts with SELECT anyway; a replica serving us
-             * streams its master's bytes as they are). */
-            stream_db = ls.repl.id[0] ? ls.repl.stream_db : 0;
+        int lrc;
+        if (mode == 2 && k.fd < 0) {
+            /* swapdb: loaded beside the old dataset, which keeps serving
+             * reads (INFO async_loading:1), then swapped in; a failed load
+             * leaves the old dataset. */
+            log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Loading DB in memory (async: the old dataset serves "
+                               "meanwhile)");
+            struct swap_ctx x = {id, moff, &ls};
+            gate_set(RG_ASYNC_LOADING, 1);
+            lrc = persist_replica_load_async(k.mem, k.len, &ls, err, sizeof(err), async_swapped, &x);
+            gate_set(RG_ASYNC_LOADING, 0);
+            hk_free(k.mem);
+        } else {
+            log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Flushing old data");
+            log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Loading DB in memory");
+            gate_set(RG_LOADING, 1);
+            /* Nothing may be applied meanwhile (an old link's last commands). */
+            replica_apply_lock();
+            lrc = persist_replica_load(k.fd >= 0 ? path : NULL, k.mem, k.len, &ls, err, sizeof(err));
+            hk_free(k.mem);
+            if (lrc == 0) {
+                repl_history_reset(id, moff);
+                /* The master's stream goes on in the database its RDB names
+                 * (a master starts with SELECT anyway; a replica serving us
+                 * streams its master's bytes as they are). */
+                stream_db = ls.repl.id[0] ? ls.repl.stream_db : 0;
+            }
+            replica_apply_unlock();
+            gate_set(RG_LOADING, 0);
         }
-        replica_apply_unlock();
-        gate_set(RG_LOADING, 0);
         if (path[0])
             unlink(path);
         path[0] = 0;

@@ -36,6 +36,7 @@ struct worker;
 #define RG_REPLICA 1   /* a master is set: replica-read-only refuses writes */
 #define RG_LINK_DOWN 2 /* ... and the link is not up (replica-serve-stale-data) */
 #define RG_LOADING 4   /* the master's RDB is being loaded: -LOADING */
+#define RG_ASYNC_LOADING 8 /* ... beside the old dataset (swapdb): only NO_ASYNC_LOADING commands get -LOADING */
 extern atomic_int replica_gate;
 
 /* REPLICAOF host port: 0 started, 1 already following that master.

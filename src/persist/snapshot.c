@@ -644,6 +644,59 @@ int persist_reload(int merge, int noflush, int nosave)
     return PERSIST_OK;
 }
 
+atomic_int persist_async_loading;
+void (*persist_dataset_replaced)(void);
+
+int persist_replica_load_async(const void *mem, size_t memlen, struct rdb_load_stats *ls, char *err, size_t errlen,
+                               void (*swapped)(void *), void *arg)
+{
+    struct db_shadow *sh = db_shadow_new();
+    struct rdb_libs *libs = rdb_libs_new();
+    struct rdb_in in;
+    rdb_in_init_mem(&in, mem, memlen);
+    in.shadow = sh;
+    in.libs = libs;
+    memset(ls, 0, sizeof(*ls));
+    atomic_store(&persist_async_loading, 1);
+    /* This thread's loads keep keys and fields whose TTL passed, as a
+     * replica does (db_loading is thread-local: the workers serving the
+     * old dataset meanwhile are not affected). */
+    int was = db_loading;
+    db_loading = 1;
+    int rc = rdb_load_in(&in, ls);
+    db_loading = was;
+    if (rc < 0)
+        snprintf(err, errlen, "%s", in.err);
+    rdb_in_free(&in);
+    int took = -1;
+    /* The swap needs the keyspace frozen; a busy script delays it (up to
+     * 10 s, then the sync fails and starts over, the old data intact). */
+    for (int i = 0; rc >= 0 && i < 10000 && (took = freeze_begin()) < 0; i++)
+        usleep(1000);
+    if (rc >= 0 && took < 0) {
+        snprintf(err, errlen, "a script stayed busy: the loaded dataset could not be swapped in");
+        rc = -1;
+    }
+    if (rc < 0) {
+        db_shadow_free(sh);
+        rdb_libs_free(libs);
+        atomic_store(&persist_async_loading, 0);
+        return -1;
+    }
+    db_shadow_swap_in(sh);
+    if (persist_dataset_replaced)
+        persist_dataset_replaced();
+    char ferr[256];
+    if (rdb_libs_install(libs, ferr, sizeof(ferr)) < 0)
+        log_msg(LL_WARNING, "Async loading: a function library of the master's RDB failed to load: %s", ferr);
+    if (swapped)
+        swapped(arg);
+    freeze_end(took);
+    rdb_libs_free(libs);
+    atomic_store(&persist_async_loading, 0);
+    return 0;
+}
+
 int persist_replica_load(const char *path, const void *mem, size_t memlen, struct rdb_load_stats *ls, char *err,
                          size_t errlen)
 {
@@ -683,6 +736,8 @@ int persist_replica_load(const char *path, const void *mem, size_t memlen, struc
             db_flush(i);
         rdb_fn_flush_libs();
     }
+    if (persist_dataset_replaced)
+        persist_dataset_replaced();
     freeze_end(took);
     return rc < 0 ? -1 : 0;
 }
@@ -703,8 +758,8 @@ void persist_info(char *out, size_t cap)
     pthread_mutex_unlock(&snap_mu);
     unsigned long long changes = dirty_now() - atomic_load(&dirty_saved);
     size_t n = (size_t)snprintf(out, cap,
-                                "loading:0\r\n"
-                                "async_loading:0\r\n"
+                                "loading:%d\r\n"
+                                "async_loading:%d\r\n"
                                 "current_cow_peak:%zu\r\n"
                                 "current_cow_size:%zu\r\n"
                                 "current_cow_size_age:%lld\r\n"
@@ -721,7 +776,8 @@ void persist_info(char *out, size_t cap)
                                 "rdb_last_cow_size:%zu\r\n"
                                 "rdb_last_load_keys_expired:%llu\r\n"
                                 "rdb_last_load_keys_loaded:%llu\r\n",
-                                any_child ? peak : 0, cow, cow_age, changes, rdb_child, atomic_load(&lastsave_s),
+                                (atomic_load_explicit(&replica_gate, memory_order_relaxed) & RG_LOADING) != 0,
+                                atomic_load(&persist_async_loading), any_child ? peak : 0, cow, cow_age, changes, rdb_child, atomic_load(&lastsave_s),
                                 ok ? "ok" : "err", last_secs, cur_secs, saves, last_cow, le, lk);
     if (n >= cap)
         return;

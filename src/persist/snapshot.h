@@ -25,6 +25,7 @@
 #ifndef HK_SNAPSHOT_H
 #define HK_SNAPSHOT_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -68,6 +69,20 @@ int persist_shutdown(int save);
 struct rdb_load_stats;
 int persist_replica_load(const char *path, const void *mem, size_t memlen, struct rdb_load_stats *ls, char *err,
                          size_t errlen);
+
+/* repl-diskless-load swapdb: the RDB (memlen bytes at mem) is loaded into
+ * a shadow dataset while the old one keeps serving (INFO async_loading:1,
+ * persist_async_loading), then, with the keyspace frozen, swapped in with
+ * its function libraries, and swapped(arg) runs before the thaw (the
+ * replication history changes there).  0, or -1 with err: the old dataset
+ * stays. */
+extern atomic_int persist_async_loading;
+/* Hook (server.c, set before any worker): a full sync replaced every
+ * database, keyspace frozen: every WATCH fails and tracking clients get
+ * the "all keys" invalidation (cmd/multi.c signal_dataset_replaced). */
+extern void (*persist_dataset_replaced)(void);
+int persist_replica_load_async(const void *mem, size_t memlen, struct rdb_load_stats *ls, char *err, size_t errlen,
+                               void (*swapped)(void *), void *arg);
 
 /* Foreground save with the keyspace frozen by the caller (all locks held,
  * or no workers running): 0 / -1 (logged). */

@@ -846,3 +846,75 @@ def test_functions_only_rdb_for_redis_cli():
             c.execute_command("PSYNC", "?", "-1")
     finally:
         stop_all(fresh, m)
+
+
+def test_swapdb_async_loading_serves_the_old_dataset():
+    """repl-diskless-load swapdb: the master's RDB is loaded beside the
+    replica's old dataset, which keeps answering reads meanwhile (INFO
+    async_loading:1; SAVE, a no-async-loading command, gets -LOADING), then
+    the new dataset and the master's function libraries are swapped in."""
+    m = hotkv()
+    r = None
+    try:
+        mc = raw(m.port)
+        p = mc.pipeline(transaction=False)
+        for i in range(20000):
+            p.execute_command("SET", "new:%d" % i, "v%d" % i)
+        p.execute_command("HSET", "h", "f", "v")
+        p.execute_command("HEXPIRE", "h", "1000", "FIELDS", "1", "f")
+        p.execute_command("SET", "ttl", "x", "EX", "1000")
+        p.execute()
+        mc.execute_command("FUNCTION", "LOAD",
+                           "#!lua name=swaplib\nredis.register_function{function_name='sw', "
+                           "callback=function() return 7 end, flags={'no-writes'}}")
+        r = hotkv("--repl-diskless-load", "swapdb")
+        rc = raw(r.port)
+        rc.execute_command("SET", "old", "kept")
+        rc.execute_command("SET", "new:5", "stale")
+        rc.execute_command("CONFIG", "SET", "key-load-delay", "50")  # ~1 s of loading
+        watcher = redis.Redis(host="127.0.0.1", port=r.port, decode_responses=True).pipeline()
+        watcher.watch("old")  # the swap touches every key, as FLUSHALL does
+        rc.execute_command("REPLICAOF", "127.0.0.1", str(m.port))
+        seen = []
+
+        def async_loading():
+            text = rc.execute_command("INFO", "persistence")
+            return dict(l.split(":", 1) for l in text.splitlines() if ":" in l).get("async_loading")
+
+        def loading():
+            if async_loading() == "1":
+                seen.append((rc.execute_command("GET", "old"), rc.execute_command("GET", "new:5"),
+                             rc.execute_command("DBSIZE")))
+                if len(seen) == 1:
+                    with pytest.raises(redis.exceptions.BusyLoadingError):  # redis-py's -LOADING
+                        rc.execute_command("SAVE")
+                return False
+            return bool(seen)
+
+        assert wait_until(loading, timeout=30, interval=0.05), unsynced(rc, mc, r, m)
+        assert all(s == ("kept", "stale", 2) for s in seen), seen
+        assert wait_until(lambda: synced(rc, mc), timeout=15), unsynced(rc, mc, r, m)
+        rc.execute_command("CONFIG", "SET", "key-load-delay", "0")
+        assert async_loading() == "0"
+        assert rc.execute_command("GET", "old") is None
+        assert rc.execute_command("GET", "new:5") == "v5"
+        assert rc.execute_command("DBSIZE") == mc.execute_command("DBSIZE") == 20002
+        assert 0 < rc.execute_command("TTL", "ttl") <= 1000
+        assert rc.execute_command("HTTL", "h", "FIELDS", "1", "f")[0] > 0
+        assert rc.execute_command("FCALL_RO", "sw", "0") == 7
+        assert "async: the old dataset serves meanwhile" in logtext(r)
+        watcher.multi()
+        watcher.get("old")
+        with pytest.raises(redis.WatchError):
+            watcher.execute()
+        watcher.reset()
+        # The stream goes on over the swapped-in dataset.
+        mc.execute_command("SET", "after", "1")
+        mc.execute_command("DEL", "new:0")
+        assert wait_until(lambda: synced(rc, mc), timeout=15), unsynced(rc, mc, r, m)
+        assert rc.execute_command("GET", "after") == "1" and rc.execute_command("EXISTS", "new:0") == 0
+        # Expiry bookkeeping came with the swap: the replica's sweeper
+        # finds nothing wrong, and DEBUG DIGEST matches the master's.
+        assert rc.execute_command("DEBUG", "DIGEST") == mc.execute_command("DEBUG", "DIGEST")
+    finally:
+        stop_all(r, m)
