@@ -248,3 +248,66 @@ TEST(test_db_swap_and_flush)
     CHECK_EQ(ks.slot_expires[key_slot("b", 1)], 0);
     CHECK_EQ(db_size(3), 1);
 }
+
+/* The per-slot summaries as a slot-by-slot recount would have them. */
+static int summaries_consistent(void)
+{
+    for (unsigned s = 0; s < NSLOTS; s++) {
+        uint64_t dbs = 0;
+        uint32_t exp = 0;
+        for (int d = 0; d < ks.ndb; d++) {
+            struct table *t = ks.dbs[d]->t[s];
+            if (t) {
+                dbs |= 1ULL << d;
+                exp += t->expires;
+            }
+        }
+        int keybit = (int)((atomic_load(&ks.slot_keys[s >> 6]) >> (s & 63)) & 1);
+        int sweepbit = (int)((atomic_load(&ks.slot_sweep[s >> 6]) >> (s & 63)) & 1);
+        uint32_t hfe = atomic_load(&ks.slot_hfe[s]);
+        if (ks.slot_dbs[s] != dbs || atomic_load(&ks.slot_expires[s]) != exp || keybit != (dbs != 0) ||
+            sweepbit != (exp != 0 || hfe != 0))
+            return 0;
+    }
+    return 1;
+}
+
+TEST(test_db_shadow_swap_in)
+{
+    setup();
+    put(0, "old", "1", time_ms() + 100000);
+    put(3, "old3", "1", -1);
+    struct db_shadow *sh = db_shadow_new();
+    const char *keys[] = {"k1", "k2", "k3", "old"};
+    for (int i = 0; i < 4; i++) {
+        unsigned s = key_slot(keys[i], strlen(keys[i]));
+        CHECK_EQ(db_shadow_find(sh, 5, s, keys[i], strlen(keys[i])), -1);
+        db_shadow_add(sh, i == 3 ? 0 : 5, s,
+                      entry_new_string(keys[i], strlen(keys[i]), "v", 1, i == 1 ? time_ms() + 100000 : -1));
+    }
+    /* Replace k2 (with a TTL) by one without: the table's count follows. */
+    unsigned s2 = key_slot("k2", 2);
+    long idx = db_shadow_find(sh, 5, s2, "k2", 2);
+    CHECK(idx >= 0);
+    db_shadow_replace(sh, 5, s2, idx, entry_new_string("k2", 2, "w", 1, -1));
+    /* The keyspace does not see the shadow yet. */
+    CHECK(get(5, "k1") == NULL);
+    CHECK(get(3, "old3") != NULL);
+    db_shadow_swap_in(sh);
+    CHECK(get(3, "old3") == NULL);
+    CHECK_EQ(db_size(3), 0);
+    CHECK_EQ(db_size(5), 3);
+    CHECK_EQ(db_size(0), 1);
+    CHECK(get(0, "old") != NULL && entry_expire(get(0, "old")) == -1); /* the new one, no TTL */
+    struct entry *e = get(5, "k2");
+    CHECK(e != NULL && entry_val(e)[0] == 'w');
+    CHECK_EQ(ks.slot_expires[s2], 0);
+    CHECK(summaries_consistent());
+    /* A shadow given up frees its tables; the keyspace is untouched. */
+    struct db_shadow *sh2 = db_shadow_new();
+    db_shadow_add(sh2, 1, key_slot("x", 1), entry_new_string("x", 1, "v", 1, time_ms() + 1000));
+    db_shadow_free(sh2);
+    CHECK(get(1, "x") == NULL);
+    CHECK_EQ(db_size(5), 3);
+    CHECK(summaries_consistent());
+}
