@@ -2661,17 +2661,48 @@ static void shard_node(struct client *c, struct node *n)
     reply_bulk_cstr(&c->out, (n->flags & NF_FAIL) ? "fail" : "online");
 }
 
+/* CLUSTER SHARDS: one entry per shard id (Redis 7.2), so a failed master
+ * stays in its shard beside the replica that took over.  A shard's slots
+ * are those of its master (the one that owns slots, else the first
+ * master, else the first node's master); that node is listed first, then
+ * the shard's other nodes in node order. */
+static struct node *shard_primary(int first)
+{
+    struct node *best = NULL;
+    for (int i = first; i < nnodes; i++) {
+        struct node *n = nodes[i];
+        if ((n->flags & NF_HANDSHAKE) || memcmp(n->shard_id, nodes[first]->shard_id, NAMELEN) ||
+            !(n->flags & NF_MASTER))
+            continue;
+        if (!best || (n->numslots > 0 && best->numslots == 0))
+            best = n;
+    }
+    if (!best)
+        best = nodes[first]->master ? nodes[first]->master : nodes[first];
+    return best;
+}
+
+/* The shard of nodes[i] starts at i: no listed node before it has its id. */
+static int shard_first(int i)
+{
+    if (nodes[i]->flags & NF_HANDSHAKE)
+        return 0;
+    for (int x = 0; x < i; x++)
+        if (!(nodes[x]->flags & NF_HANDSHAKE) && !memcmp(nodes[x]->shard_id, nodes[i]->shard_id, NAMELEN))
+            return 0;
+    return 1;
+}
+
 static void cmd_shards(struct client *c)
 {
     int k = 0;
     for (int i = 0; i < nnodes; i++)
-        if ((nodes[i]->flags & NF_MASTER) && !(nodes[i]->flags & NF_HANDSHAKE))
-            k++;
+        k += shard_first(i);
     reply_array(&c->out, k);
     for (int i = 0; i < nnodes; i++) {
-        struct node *m = nodes[i];
-        if (!(m->flags & NF_MASTER) || (m->flags & NF_HANDSHAKE))
+        if (!shard_first(i))
             continue;
+        struct node *m = shard_primary(i);
         reply_map(&c->out, 2);
         reply_bulk_cstr(&c->out, "slots");
         int ranges = 0;
@@ -2689,16 +2720,18 @@ static void cmd_shards(struct client *c)
             reply_int(&c->out, e);
         }
         reply_bulk_cstr(&c->out, "nodes");
-        int reps = num_replicas(m);
-        reply_array(&c->out, 1 + reps);
-        struct node *list[1 + 1024];
-        int nl = 0;
-        list[nl++] = m;
-        for (int x = 0; x < nnodes && nl < 1025; x++)
-            if (nodes[x]->master == m)
-                list[nl++] = nodes[x];
-        for (int x = 0; x < nl; x++)
-            shard_node(c, list[x]);
+        /* The primary (its shard id may differ, when it was taken from
+         * the first node's master), then the shard's other nodes. */
+        int in = !memcmp(m->shard_id, nodes[i]->shard_id, NAMELEN) && !(m->flags & NF_HANDSHAKE);
+        int cnt = in ? 0 : 1;
+        for (int x = i; x < nnodes; x++)
+            cnt += !(nodes[x]->flags & NF_HANDSHAKE) && !memcmp(nodes[x]->shard_id, nodes[i]->shard_id, NAMELEN);
+        reply_array(&c->out, cnt);
+        shard_node(c, m);
+        for (int x = i; x < nnodes; x++)
+            if (nodes[x] != m && !(nodes[x]->flags & NF_HANDSHAKE) &&
+                !memcmp(nodes[x]->shard_id, nodes[i]->shard_id, NAMELEN))
+                shard_node(c, nodes[x]);
     }
 }
 

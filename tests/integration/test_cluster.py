@@ -356,6 +356,15 @@ def test_failover_by_kill_and_rejoin(six):
     hc = heir.c()
     assert all(hc.get("{foo}%d" % i) == str(i) for i in range(200))
     assert "master" in nodes_view(other.port)[heir.myid()][1]
+    # CLUSTER SHARDS groups by shard id (Redis 7.2): the failed master is
+    # listed in the shard of the replica that took over, after it.
+    shards = other.c().execute_command("CLUSTER", "SHARDS")
+    assert len(shards) == 3
+    sh = next(x for x in shards if x[3][0][1] == heir.myid())
+    ids = [n[1] for n in sh[3]]
+    health = {n[1]: n[n.index("health") + 1] for n in sh[3]}
+    assert old_id in ids and health[old_id] == "fail" and health[heir.myid()] == "online"
+    assert sh[1] and len(sh[1]) % 2 == 0
     victim.start()
     assert wait_until(lambda: victim.myid() == old_id and
                       nodes_view(other.port)[old_id][2] == heir.myid(), timeout=20), victim.log()
