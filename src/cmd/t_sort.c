@@ -34,6 +34,7 @@
 
 #include "../base/mem.h"
 #include "../base/util.h"
+#include "../cluster/cluster.h"
 #include "acl.h"
 #include "blocking.h"
 #include "../db/object.h"
@@ -103,6 +104,31 @@ static void opts_free(struct sort_opts *o)
         hk_free(o->gets);
 }
 
+/* The one slot every key a pattern can form hashes to, or -1 (Redis's
+ * patternHashSlot): a wildcard or an escape before a non-empty {tag}
+ * means any slot; no tag, the whole pattern is the key. */
+static int pattern_slot(const char *p, size_t n)
+{
+    long s = -1; /* index of the first '{' */
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] == '*' || p[i] == '?' || p[i] == '[' || p[i] == '\\')
+            return -1;
+        if (s == -1 && p[i] == '{')
+            s = (long)i;
+        else if (s >= 0 && p[i] == '}' && i == (size_t)s + 1)
+            s = -2; /* "{}": the whole key is hashed */
+        else if (s >= 0 && p[i] == '}')
+            return crc16(p + s + 1, i - (size_t)s - 1) & 0x3FFF;
+    }
+    return crc16(p, n) & 0x3FFF;
+}
+
+/* Cluster mode: a BY/GET pattern must form keys of the sorted key's slot. */
+static int pattern_in_slot(struct client *c, int j)
+{
+    return !cluster_on || pattern_slot(c->argv[j], c->argvlen[j]) == (int)key_slot(c->argv[1], c->argvlen[1]);
+}
+
 /* Parse options from argv[2]; replies and returns -1 on error. */
 static int parse_opts(struct client *c, int readonly, struct sort_opts *o)
 {
@@ -128,12 +154,21 @@ static int parse_opts(struct client *c, int readonly, struct sort_opts *o)
             /* A pattern without '*' is constant: nothing to sort by. */
             if (!memchr(c->argv[j], '*', c->argvlen[j])) {
                 o->dontsort = 1;
+            } else if (!pattern_in_slot(c, j)) {
+                reply_error(&c->out, "ERR BY option of SORT denied in Cluster mode when keys formed by the pattern "
+                                     "may be in different slots.");
+                return -1;
             } else if (!c->acl_fast && !acl_sort_patterns_allowed(c)) {
                 /* a pattern reaches any key: only with full read access */
                 reply_error(&c->out, "ERR BY option of SORT denied due to insufficient ACL permissions.");
                 return -1;
             }
         } else if (arg_is(c, j, "get") && left >= 1) {
+            if (memchr(c->argv[j + 1], '*', c->argvlen[j + 1]) && !pattern_in_slot(c, j + 1)) {
+                reply_error(&c->out, "ERR GET option of SORT denied in Cluster mode when keys formed by the pattern "
+                                     "may be in different slots.");
+                return -1;
+            }
             if (!c->acl_fast && !acl_sort_patterns_allowed(c)) {
                 reply_error(&c->out, "ERR GET option of SORT denied due to insufficient ACL permissions.");
                 return -1;

@@ -244,6 +244,20 @@ def test_create_route_and_commands(six):
         n.c().mset({"a": 1, "b": 2})
     assert n.c().mset({"{t}a": 1, "{t}b": 2}) if owner_of(ns, "{t}")[0] is n else True
     c = n.c()
+    # SORT's BY/GET patterns must form keys of the sorted key's slot.
+    sn = owner_of(ns, "{srt}l")[0].c()
+    sn.delete("{srt}l")
+    sn.rpush("{srt}l", 2, 1, 3)
+    sn.mset({"{srt}w1": 30, "{srt}w2": 20, "{srt}w3": 10})
+    assert sn.execute_command("SORT", "{srt}l", "BY", "{srt}w*", "GET", "#", "GET", "{srt}w*") == \
+        ["3", "10", "2", "20", "1", "30"]
+    assert sn.execute_command("SORT", "{srt}l", "BY", "nosort") == ["2", "1", "3"]
+    with pytest.raises(redis.ResponseError, match="^BY option of SORT denied in Cluster mode when keys formed "
+                                                  "by the pattern may be in different slots.$"):
+        sn.execute_command("SORT", "{srt}l", "BY", "w*")
+    with pytest.raises(redis.ResponseError, match="^GET option of SORT denied in Cluster mode when keys formed "
+                                                  "by the pattern may be in different slots.$"):
+        sn.execute_command("SORT_RO", "{srt}l", "GET", "*{srt}")
     assert c.execute_command("CLUSTER", "COUNTKEYSINSLOT", 12182) == 1
     assert c.execute_command("CLUSTER", "GETKEYSINSLOT", 12182, 10) == ["foo"]
     assert c.execute_command("CLUSTER", "KEYSLOT", "{user1000}.following") == \
