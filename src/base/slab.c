@@ -161,8 +161,10 @@ static void init(void)
      * child copies what it writes 4 KiB at a time. */
     madvise((void *)base, (size_t)want, MADV_NOHUGEPAGE);
     pthread_atfork(lock_all, unlock_all, unlock_all);
-    __atomic_store_n(&slab_len_, (uintptr_t)want, __ATOMIC_RELAXED);
+    /* The base before the length (slab_owns reads the length first): a
+     * thread that sees the length sees the base. */
     __atomic_store_n(&slab_base_, base, __ATOMIC_RELAXED);
+    __atomic_store_n(&slab_len_, (uintptr_t)want, __ATOMIC_RELEASE);
     __atomic_store_n(&slab_state_, 1, __ATOMIC_RELEASE);
 }
 

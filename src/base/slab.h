@@ -63,8 +63,8 @@ static inline size_t slab_round(size_t n)
 
 static inline int slab_owns(const void *p)
 {
-    return (uintptr_t)p - __atomic_load_n(&slab_base_, __ATOMIC_RELAXED) <
-           __atomic_load_n(&slab_len_, __ATOMIC_RELAXED);
+    uintptr_t len = __atomic_load_n(&slab_len_, __ATOMIC_ACQUIRE); /* 0 until the region exists */
+    return (uintptr_t)p - __atomic_load_n(&slab_base_, __ATOMIC_RELAXED) < len;
 }
 
 /* Workers keep their heap for their whole life (slab_thread_idle only
