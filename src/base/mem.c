@@ -275,20 +275,27 @@ static void peak_note(size_t v)
         ;
 }
 
-size_t mem_used(void)
+#ifndef HK_NO_JEMALLOC
+/* The registry's sum: every byte counted (all), or the slab's blocks only. */
+static size_t registry_sum(int slab_only)
 {
-    size_t v;
-#ifdef HK_NO_JEMALLOC
-    v = __sanitizer_get_current_allocated_bytes();
-#else
-    long long sum;
     pthread_mutex_lock(&mt_mu);
-    sum = retired_net;
+    long long sum = slab_only ? retired_slab : retired_net;
     for (int i = 0; i < mt_hi; i++)
         if (mts[i].alloc)
-            sum += thread_net(mts[i].alloc, mts[i].dealloc, mts[i].salloc, mts[i].sdealloc);
+            sum += slab_only ? (long long)(*mts[i].salloc - *mts[i].sdealloc)
+                             : thread_net(mts[i].alloc, mts[i].dealloc, mts[i].salloc, mts[i].sdealloc);
     pthread_mutex_unlock(&mt_mu);
-    v = sum > 0 ? (size_t)sum : 0;
+    return sum > 0 ? (size_t)sum : 0;
+}
+#endif
+
+size_t mem_used(void)
+{
+#ifdef HK_NO_JEMALLOC
+    size_t v = __sanitizer_get_current_allocated_bytes();
+#else
+    size_t v = registry_sum(0);
 #endif
     peak_note(v);
     return v;
@@ -299,14 +306,7 @@ size_t mem_used_slab(void)
 #ifdef HK_NO_JEMALLOC
     return 0;
 #else
-    long long sum;
-    pthread_mutex_lock(&mt_mu);
-    sum = retired_slab;
-    for (int i = 0; i < mt_hi; i++)
-        if (mts[i].alloc)
-            sum += (long long)(*mts[i].salloc - *mts[i].sdealloc);
-    pthread_mutex_unlock(&mt_mu);
-    return sum > 0 ? (size_t)sum : 0;
+    return registry_sum(1);
 #endif
 }
 
