@@ -256,11 +256,15 @@ pid_t persist_fork_ex(int type, void (*at_freeze)(void *), void *arg)
     pid_t pid = fork();
     if (pid == 0) {
         /* Child: one thread, a frozen copy of everything.  The locks it
-         * inherited are never touched again.  It runs at the lowest
-         * priority: where it shares a core with a worker, the clients
-         * come first and the save takes the idle time (a snapshot is
-         * background work; the parent's threads keep their priority). */
-        if (setpriority(PRIO_PROCESS, 0, 19) < 0)
+         * inherited are never touched again.  A snapshot or rewrite child
+         * runs at the lowest priority: where it shares a core with a
+         * worker, the clients come first and the save takes the idle time
+         * (background work; the parent's threads keep their priority).  A
+         * full-sync child does not: replicas wait for it (the stream to
+         * them starts when it has exited), and at nice 19 on a busy
+         * machine even its exit could take seconds of waiting for a CPU
+         * (seen in CI: a replica held 15 s after its payload was sent). */
+        if (type != CHILD_REPL && setpriority(PRIO_PROCESS, 0, 19) < 0)
             log_msg(LL_VERBOSE, "Could not lower the priority of the snapshot child: %s", strerror(errno));
         close_listeners();
         return 0;
@@ -691,9 +695,11 @@ int persist_replica_load_async(const void *mem, size_t memlen, struct rdb_load_s
         log_msg(LL_WARNING, "Async loading: a function library of the master's RDB failed to load: %s", ferr);
     if (swapped)
         swapped(arg);
+    /* Cleared before the thaw: a command that sees async_loading:1 and
+     * runs before the next look at it ran on the old dataset. */
+    atomic_store(&persist_async_loading, 0);
     freeze_end(took);
     rdb_libs_free(libs);
-    atomic_store(&persist_async_loading, 0);
     return 0;
 }
 
