@@ -331,21 +331,35 @@ void persist_kill_child(void)
 }
 
 /* Private_Dirty of the child = pages copied since the fork (the parent
- * wrote them): the snapshot's extra memory. */
+ * wrote them): the snapshot's extra memory.  open/read and a stack buffer,
+ * no stdio: a child calls it on its way out, and a malloc there can block
+ * for ever on an allocator lock another thread of the parent held at the
+ * fork (the sanitizers' allocators do not release theirs in the child; CI
+ * saw a full-sync child hang that way after sending its whole payload). */
 static size_t child_cow_bytes(pid_t pid)
 {
-    char path[64], line[256];
-    size_t kb = 0;
+    char path[64], buf[4096];
     snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
         return 0;
-    while (fgets(line, sizeof(line), f)) {
-        size_t v;
-        if (sscanf(line, "Private_Dirty: %zu kB", &v) == 1)
-            kb += v;
+    size_t len = 0;
+    ssize_t n;
+    while (len < sizeof(buf) - 1 && (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+        len += (size_t)n;
+    close(fd);
+    buf[len] = 0;
+    size_t kb = 0;
+    static const char key[] = "Private_Dirty:";
+    for (char *p = buf; (p = strstr(p, key)) != NULL; p += sizeof(key) - 1) {
+        char *q = p + sizeof(key) - 1;
+        while (*q == ' ' || *q == '\t')
+            q++;
+        size_t v = 0;
+        while (*q >= '0' && *q <= '9')
+            v = v * 10 + (size_t)(*q++ - '0');
+        kb += v;
     }
-    fclose(f);
     return kb * 1024;
 }
 

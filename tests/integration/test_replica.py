@@ -87,7 +87,7 @@ def same_data(mport, rports, field_ttls=True, ref=None):
     flush_lazy_expired(mport)
     m = raw(mport)
     for rp in rports + ([ref] if ref else []):
-        assert wait_until(lambda: synced(raw(rp), m), timeout=15), (info(m), info(raw(rp)))
+        assert wait_until(lambda: synced(raw(rp), m), timeout=15), "master %r\nreplica %r" % (info(m), info(raw(rp)))
     a = dataset(plain(ref or mport), field_ttls=field_ttls)
     for rp in rports:
         b = dataset(plain(rp), field_ttls=field_ttls)
