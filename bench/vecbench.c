@@ -12,11 +12,15 @@
  * that bench/issue8.sh parses, after human-readable lines):
  *
  *   gen -o FILE [-n 100000] [-d 128] [-q 1000] [-k 10] [--clusters 100]
- *       [--sigma 1.0] [--seed 8] [--threads nproc]
+ *       [--sigma 1.0] [--seed 8] [--latent 0] [--threads nproc]
  *     Clustered Gaussian data: C centres with N(0,1) components; each point
  *     (data and queries alike, from one splitmix64 stream: the data first,
  *     then the held-out queries) picks a centre uniformly and adds
- *     N(0, sigma^2) noise to every component.  Truth: the exact top-k of
+ *     N(0, sigma^2) noise to every component.  With --latent L the
+ *     centres and points are drawn so in an L-dimensional space and mapped
+ *     into the full one by a fixed random linear map, plus N(0, (sigma/10)^2)
+ *     noise per full component: low intrinsic dimension, as real
+ *     embeddings have (L is kept in the header at byte 40).  Truth: the exact top-k of
  *     every query by cosine similarity (brute force over all points, the
  *     vectors normalised, dot products with vd_dot_f32, ties to the lower
  *     id).  File layout (little-endian): a 64-byte header
@@ -115,6 +119,7 @@ struct dataset {
     uint32_t n, dim, nq, k, clusters;
     float sigma;
     uint64_t seed;
+    uint32_t latent; /* 0: clusters in the full space; else its dimension */
     float *data;     /* n * dim */
     float *queries;  /* nq * dim */
     uint32_t *truth; /* nq * k */
@@ -206,7 +211,7 @@ static void cmd_gen(int argc, char **argv)
     const char *out = NULL;
     int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     static const struct option lo[] = {{"clusters", 1, 0, 'C'}, {"sigma", 1, 0, 's'}, {"seed", 1, 0, 'S'},
-                                       {"threads", 1, 0, 't'}, {0, 0, 0, 0}};
+                                       {"threads", 1, 0, 't'}, {"latent", 1, 0, 'L'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "o:n:d:q:k:t:", lo, NULL)) != -1) {
         switch (c) {
@@ -219,6 +224,7 @@ static void cmd_gen(int argc, char **argv)
         case 's': ds.sigma = strtof(optarg, NULL); break;
         case 'S': ds.seed = strtoull(optarg, NULL, 10); break;
         case 't': threads = atoi(optarg); break;
+        case 'L': ds.latent = (uint32_t)strtoul(optarg, NULL, 10); break;
         default: exit(2);
         }
     }
@@ -230,16 +236,45 @@ static void cmd_gen(int argc, char **argv)
     uint64_t st = ds.seed;
     int have = 0;
     double spare = 0;
-    float *cent = xmalloc(sizeof(float) * ds.clusters * ds.dim);
-    for (size_t i = 0; i < (size_t)ds.clusters * ds.dim; i++)
+    if (ds.latent > ds.dim)
+        die("gen: --latent must be at most -d");
+    /* the space the clusters live in: the full one, or a latent one that a
+     * fixed random linear map A (dim x latent, N(0, 1/latent)) embeds, plus
+     * a little isotropic noise (sigma/10 per component) in the full space:
+     * data of low intrinsic dimension, like real embeddings */
+    uint32_t sd = ds.latent ? ds.latent : ds.dim;
+    float *cent = xmalloc(sizeof(float) * ds.clusters * sd);
+    for (size_t i = 0; i < (size_t)ds.clusters * sd; i++)
         cent[i] = (float)gauss(&st, &have, &spare);
+    float *amap = NULL;
+    if (ds.latent) {
+        amap = xmalloc(sizeof(float) * (size_t)ds.dim * ds.latent);
+        float sc = (float)(1.0 / sqrt((double)ds.latent));
+        for (size_t i = 0; i < (size_t)ds.dim * ds.latent; i++)
+            amap[i] = sc * (float)gauss(&st, &have, &spare);
+    }
     size_t tot = (size_t)ds.n + ds.nq;
     float *all = xmalloc(sizeof(float) * tot * ds.dim);
+    float *z = xmalloc(sizeof(float) * sd);
     for (size_t p = 0; p < tot; p++) {
         uint32_t cl = (uint32_t)(splitmix64(&st) % ds.clusters);
-        for (uint32_t d = 0; d < ds.dim; d++)
-            all[p * ds.dim + d] = cent[(size_t)cl * ds.dim + d] + ds.sigma * (float)gauss(&st, &have, &spare);
+        for (uint32_t d = 0; d < sd; d++)
+            z[d] = cent[(size_t)cl * sd + d] + ds.sigma * (float)gauss(&st, &have, &spare);
+        float *o = all + p * ds.dim;
+        if (!ds.latent) {
+            memcpy(o, z, sizeof(float) * ds.dim);
+            continue;
+        }
+        for (uint32_t d = 0; d < ds.dim; d++) {
+            const float *a = amap + (size_t)d * ds.latent;
+            float acc = 0;
+            for (uint32_t l = 0; l < ds.latent; l++)
+                acc += a[l] * z[l];
+            o[d] = acc + 0.1f * ds.sigma * (float)gauss(&st, &have, &spare);
+        }
     }
+    free(z);
+    free(amap);
     free(cent);
     ds.data = all;
     ds.queries = all + (size_t)ds.n * ds.dim;
@@ -273,6 +308,7 @@ static void cmd_gen(int argc, char **argv)
     memcpy(hdr + 8, h32, sizeof(h32));
     memcpy(hdr + 28, &ds.sigma, 4);
     memcpy(hdr + 32, &ds.seed, 8);
+    memcpy(hdr + 40, &ds.latent, 4);
     int ok = fwrite(hdr, 64, 1, f) == 1 && fwrite(all, sizeof(float) * ds.dim, tot, f) == tot &&
              fwrite(ds.truth, sizeof(uint32_t) * ds.k, ds.nq, f) == ds.nq &&
              fwrite(ds.tscore, sizeof(float) * ds.k, ds.nq, f) == ds.nq;
@@ -286,9 +322,10 @@ static void cmd_gen(int argc, char **argv)
         s1 += ds.tscore[(size_t)q * ds.k];
         sk += ds.tscore[(size_t)q * ds.k + ds.k - 1];
     }
-    printf("VECBENCH gen file=%s n=%u dim=%u nq=%u k=%u clusters=%u sigma=%g seed=%llu gen_s=%.2f truth_s=%.2f "
-           "threads=%d kernels=%s mean_top1_sim=%.4f mean_topk_sim=%.4f\n",
-           out, ds.n, ds.dim, ds.nq, ds.k, ds.clusters, ds.sigma, (unsigned long long)ds.seed, t1 - t0, t2 - t1,
+    printf("VECBENCH gen file=%s n=%u dim=%u nq=%u k=%u clusters=%u sigma=%g seed=%llu latent=%u gen_s=%.2f "
+           "truth_s=%.2f threads=%d kernels=%s mean_top1_sim=%.4f mean_topk_sim=%.4f\n",
+           out, ds.n, ds.dim, ds.nq, ds.k, ds.clusters, ds.sigma, (unsigned long long)ds.seed, ds.latent, t1 - t0,
+           t2 - t1,
            threads, vd_level_name(), s1 / ds.nq, sk / ds.nq);
     free(all);
     free(norm);
@@ -315,6 +352,7 @@ static void ds_load(const char *path, struct dataset *ds)
     ds->clusters = h32[4];
     memcpy(&ds->sigma, hdr + 28, 4);
     memcpy(&ds->seed, hdr + 32, 8);
+    memcpy(&ds->latent, hdr + 40, 4);
     size_t tot = (size_t)ds->n + ds->nq;
     ds->data = xmalloc(sizeof(float) * tot * ds->dim);
     ds->queries = ds->data + (size_t)ds->n * ds->dim;

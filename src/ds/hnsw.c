@@ -7,7 +7,9 @@
  *
  *   header: payload, l2, then one u32 word: level, live, level-0 count
  *   level-0 links: 2*M u32 ids
- *   vector: F32 dim floats | Q8 f32 range, f32 1/|q|, dim int8 | BIN u64s
+ *   vector: F32 two planes of dim u16: the floats' high halves (bfloat16,
+ *           truncated), then their low halves | Q8 f32 range, f32 1/|q|,
+ *           dim int8 | BIN u64s
  *
  * Upper-level links (rare: a node reaches level 1 with probability 1/M)
  * are one small allocation per node, M+1 u32 per level (a word with the
@@ -24,7 +26,14 @@
  * epochs, cleared only when the epoch wraps), a candidate min-heap and a
  * result max-heap; the next neighbours' vectors are prefetched.
  *
- * Distances: F32 1 - dot; BIN 2*hamming/dim (the query is binarised);
+ * Distances: F32 1 - dot, walked on the high plane alone (half the bytes
+ * of the floats: the walk is bound by memory traffic, a node's vector is
+ * 6 KiB at 1536 dims) with the float query, each product within 2^-7 of
+ * the exact one for unit vectors; the final candidates are re-ranked with
+ * both planes (exact float32), as many as that bound says could still
+ * enter the top k (see rerank_f32), so results and scores are exactly
+ * float32's over the same candidates.  The planes cost no memory: hi and
+ * lo together are the float.  BIN 2*hamming/dim (the query is binarised);
  * Q8 walks the graph with int8 x int8 products (the query quantised like
  * a stored vector, VNNI-fast) and re-ranks the final ef candidates with
  * the float query against the int8 vectors, which is more exact (the
@@ -91,9 +100,13 @@ struct hnsw {
     uint32_t dim, M, M0;
     int quant;
     uint32_t vbytes; /* stored vector bytes */
+    uint32_t wbytes; /* of them, what the graph walk reads (F32: the high plane) */
     uint32_t nwords; /* BIN: 64-bit words */
     uint32_t nsize;  /* slot bytes */
     uint32_t voff;   /* vector offset in a slot */
+    uint32_t cbytes; /* F32: the sign-bit code's bytes, just before the vector */
+    uint32_t rdim;   /* F32: dim rounded up to a power of two (the rotation's size) */
+    uint64_t *rsign; /* F32: HNSW_ROT_ROUNDS x rdim random signs, one bit each */
     uint32_t per;    /* slots per chunk (>= 2) */
     uint64_t recip;  /* floor((2^64 - 1) / per) + 1: id / per = (recip * id) >> 64 */
     uint32_t cap0;   /* slots allocated in chunk 0 */
@@ -214,6 +227,39 @@ static inline const uint8_t *vecp(const struct hnsw *h, uint32_t id)
     return slot(h, id) + h->voff;
 }
 
+/* F32 planes of a stored vector. */
+static inline const uint16_t *hi_plane(const uint8_t *v)
+{
+    return (const uint16_t *)(const void *)v;
+}
+
+static inline const uint16_t *lo_plane(const struct hnsw *h, const uint8_t *v)
+{
+    return (const uint16_t *)(const void *)v + h->dim;
+}
+
+/* v: dim floats, any alignment. */
+static void split_store(uint32_t dim, const void *v, uint8_t *dst)
+{
+    uint16_t *hi = (uint16_t *)(void *)dst, *lo = hi + dim;
+    for (uint32_t i = 0; i < dim; i++) {
+        uint32_t u;
+        memcpy(&u, (const uint8_t *)v + 4 * (size_t)i, 4);
+        hi[i] = (uint16_t)(u >> 16);
+        lo[i] = (uint16_t)u;
+    }
+}
+
+/* out: dim floats, any alignment. */
+static void split_load(uint32_t dim, const uint8_t *src, void *out)
+{
+    const uint16_t *hi = (const uint16_t *)(const void *)src, *lo = hi + dim;
+    for (uint32_t i = 0; i < dim; i++) {
+        uint32_t u = ((uint32_t)hi[i] << 16) | lo[i];
+        memcpy((uint8_t *)out + 4 * (size_t)i, &u, 4);
+    }
+}
+
 static inline uint32_t lcap(const struct hnsw *h, int level)
 {
     return level == 0 ? h->M0 : h->M;
@@ -269,6 +315,10 @@ struct scratch {
     uint32_t fcap;
     uint64_t *bits;
     uint32_t bcap;
+    float *raw; /* hnsw_raw's reassembled F32 vector */
+    uint32_t rawcap;
+    float *rot; /* code_of's rotation buffer */
+    uint32_t rotcap;
     int reg; /* the thread-exit destructor is armed */
 };
 
@@ -309,6 +359,8 @@ void hnsw_thread_cleanup(void)
     hk_free(tl.ids);
     hk_free(tl.fbuf);
     hk_free(tl.bits);
+    hk_free(tl.raw);
+    hk_free(tl.rot);
     memset(&tl, 0, sizeof(tl));
 }
 
@@ -480,7 +532,7 @@ static inline float qdist(const struct hnsw *h, const struct qctx *q, const uint
 {
     switch (h->quant) {
     case HNSW_F32:
-        return 1.0f - vd_dot_f32(q->f, (const float *)(const void *)v, h->dim);
+        return 1.0f - vd_dot_f32_bf16(q->f, hi_plane(v), h->dim);
     case HNSW_Q8:
         return ndist(h, q->q8, v);
     default:
@@ -492,7 +544,7 @@ static inline float ndist(const struct hnsw *h, const uint8_t *a, const uint8_t 
 {
     switch (h->quant) {
     case HNSW_F32:
-        return 1.0f - vd_dot_f32((const float *)(const void *)a, (const float *)(const void *)b, h->dim);
+        return 1.0f - vd_dot_bf16(hi_plane(a), hi_plane(b), h->dim);
     case HNSW_Q8: {
         float s = q8_scale(a) * q8_scale(b);
         return 1.0f - (float)vd_dot_i8((const int8_t *)(a + Q8_HDR), (const int8_t *)(b + Q8_HDR), h->dim) * s;
@@ -504,6 +556,20 @@ static inline float ndist(const struct hnsw *h, const uint8_t *a, const uint8_t 
     }
 }
 
+/* The most precise distance the stored form allows: exact float32 for
+ * F32, the float query against the int8 vector for Q8. */
+static inline float xdist(const struct hnsw *h, const struct qctx *q, const uint8_t *v)
+{
+    switch (h->quant) {
+    case HNSW_F32:
+        return 1.0f - vd_dot_f32_split(q->f, hi_plane(v), lo_plane(h, v), h->dim);
+    case HNSW_Q8:
+        return q8_asym(h, q->f, v);
+    default:
+        return qdist(h, q, v);
+    }
+}
+
 static void quantize_bits(const struct hnsw *h, const float *v, uint64_t *out)
 {
     memset(out, 0, (size_t)h->nwords * 8);
@@ -512,12 +578,66 @@ static void quantize_bits(const struct hnsw *h, const float *v, uint64_t *out)
             out[i >> 6] |= 1ULL << (i & 63);
 }
 
+/* F32 codes: the sign bits of the vector after a fixed pseudo-random
+ * rotation (HNSW_ROT_ROUNDS rounds of random sign flips and a
+ * Walsh-Hadamard transform over the vector zero-padded to rdim, then the
+ * first dim outputs).  Signs of random projections make the fraction of
+ * differing bits estimate angle / pi for any data (random-hyperplane
+ * hashing); the raw coordinates' signs would not, for example when every
+ * vector shares a large common component, as real embeddings do. */
+#define HNSW_ROT_ROUNDS 2
+
+typedef float v4f __attribute__((vector_size(16), aligned(4)));
+
+/* In place, unnormalised; n a power of two.  Four lanes at a time from
+ * the stride of 4 up (SSE2, the x86-64 baseline, or any target's
+ * generic vectors). */
+static void fwht(float *x, uint32_t n)
+{
+    uint32_t len = 1;
+    for (; len < n && len < 4; len <<= 1)
+        for (uint32_t i = 0; i < n; i += 2 * len)
+            for (uint32_t j = i; j < i + len; j++) {
+                float a = x[j], b = x[j + len];
+                x[j] = a + b;
+                x[j + len] = a - b;
+            }
+    for (; len < n; len <<= 1)
+        for (uint32_t i = 0; i < n; i += 2 * len)
+            for (uint32_t j = i; j < i + len; j += 4) {
+                v4f a = *(v4f *)(void *)(x + j), b = *(v4f *)(void *)(x + j + len);
+                *(v4f *)(void *)(x + j) = a + b;
+                *(v4f *)(void *)(x + j + len) = a - b;
+            }
+}
+
+static void code_of(const struct hnsw *h, const float *v, uint64_t *out)
+{
+    uint32_t n = h->rdim;
+    tl.rot = grow(tl.rot, &tl.rotcap, n, sizeof(float));
+    float *x = tl.rot;
+    memcpy(x, v, (size_t)h->dim * sizeof(float));
+    memset(x + h->dim, 0, (size_t)(n - h->dim) * sizeof(float));
+    for (uint32_t r = 0; r < HNSW_ROT_ROUNDS; r++) {
+        const uint64_t *sg = h->rsign + (size_t)r * (n / 64 ? n / 64 : 1);
+        for (uint32_t i = 0; i < n; i++)
+            if ((sg[i >> 6] >> (i & 63)) & 1)
+                x[i] = -x[i];
+        fwht(x, n);
+    }
+    memset(out, 0, (size_t)h->nwords * 8);
+    for (uint32_t i = 0; i < h->dim; i++)
+        if (x[i] > 0)
+            out[i >> 6] |= 1ULL << (i & 63);
+}
+
 /* Store v in its quantised form at dst. */
 static void store_vector(const struct hnsw *h, const float *v, uint8_t *dst)
 {
     switch (h->quant) {
     case HNSW_F32:
-        memcpy(dst, v, (size_t)h->dim * sizeof(float));
+        split_store(h->dim, v, dst);
+        code_of(h, v, (uint64_t *)(void *)(dst - h->cbytes));
         break;
     case HNSW_Q8: {
         float r = 0;
@@ -552,9 +672,12 @@ static void qctx_init(const struct hnsw *h, struct qctx *q, const float *v)
 {
     q->f = v;
     q->bits = NULL;
-    if (h->quant == HNSW_BIN) {
+    if (h->quant == HNSW_BIN || h->quant == HNSW_F32) {
         tl.bits = grow(tl.bits, &tl.bcap, h->nwords, sizeof(uint64_t));
-        quantize_bits(h, v, tl.bits);
+        if (h->quant == HNSW_F32)
+            code_of(h, v, tl.bits);
+        else
+            quantize_bits(h, v, tl.bits);
         q->bits = tl.bits;
     }
     q->q8 = NULL;
@@ -582,9 +705,16 @@ static void layout(struct hnsw *h)
         h->vbytes = h->nwords * 8;
         break;
     }
+    h->wbytes = h->quant == HNSW_F32 ? h->dim * 2 : h->vbytes;
     h->voff = (uint32_t)sizeof(struct nhdr) + 4 * h->M0;
-    if (h->quant == HNSW_BIN)
+    if (h->quant == HNSW_BIN || h->quant == HNSW_F32)
         h->voff = (h->voff + 7) & ~7u;
+    h->cbytes = 0;
+    if (h->quant == HNSW_F32) {
+        h->nwords = (h->dim + 63) / 64;
+        h->cbytes = h->nwords * 8;
+        h->voff += h->cbytes;
+    }
     h->nsize = (h->voff + h->vbytes + 7) & ~7u;
     uint32_t per = CHUNK_BYTES / h->nsize;
     if (per < 2)
@@ -593,6 +723,8 @@ static void layout(struct hnsw *h)
     h->recip = UINT64_MAX / per + 1;
     h->mult = 1.0 / log((double)(h->M > 2 ? h->M : 2));
 }
+
+static uint64_t rng_next(uint64_t *s);
 
 static struct hnsw *hnsw_alloc(uint32_t dim, int quant, uint32_t M)
 {
@@ -605,6 +737,18 @@ static struct hnsw *hnsw_alloc(uint32_t dim, int quant, uint32_t M)
     h->rng = 0x2545F4914F6CDD1DULL ^ ((uint64_t)dim << 32) ^ M;
     layout(h);
     h->mem = sizeof(*h);
+    if (quant == HNSW_F32) {
+        uint32_t n = 1;
+        while (n < dim)
+            n <<= 1;
+        h->rdim = n;
+        size_t words = (size_t)HNSW_ROT_ROUNDS * (n / 64 ? n / 64 : 1);
+        h->rsign = hk_malloc(words * 8);
+        uint64_t st = 0x9E3779B97F4A7C15ULL ^ n; /* fixed: codes are rebuilt on load, but keep them stable */
+        for (size_t i = 0; i < words; i++)
+            h->rsign[i] = rng_next(&st);
+        h->mem += words * 8;
+    }
     return h;
 }
 
@@ -626,6 +770,7 @@ void hnsw_free(struct hnsw *h)
         hk_free(h->chunks[c]);
     hk_free(h->chunks);
     hk_free(h->freeids);
+    hk_free(h->rsign);
     hk_free(h);
 }
 
@@ -678,7 +823,7 @@ float hnsw_get_vector(const struct hnsw *h, uint32_t id, float *out)
     const uint8_t *v = vecp(h, id);
     switch (h->quant) {
     case HNSW_F32:
-        memcpy(out, v, (size_t)h->dim * 4);
+        split_load(h->dim, v, out);
         break;
     case HNSW_Q8: {
         float s = q8_range(v) / 127.0f;
@@ -717,6 +862,11 @@ const void *hnsw_raw(const struct hnsw *h, uint32_t id, size_t *len, float *rang
     }
     if (len)
         *len = h->vbytes;
+    if (h->quant == HNSW_F32) {
+        tl.raw = grow(tl.raw, &tl.rawcap, h->dim, sizeof(float));
+        split_load(h->dim, v, tl.raw);
+        return tl.raw;
+    }
     return v;
 }
 
@@ -760,11 +910,48 @@ uint32_t hnsw_random_node(const struct hnsw *h, uint64_t rnd)
 
 static inline void prefetch_vec(const struct hnsw *h, const uint8_t *v)
 {
-    uint32_t lines = (h->vbytes + 63) / 64;
+    uint32_t lines = (h->wbytes + 63) / 64;
     if (lines > HNSW_PF_LINES)
         lines = HNSW_PF_LINES;
     for (uint32_t i = 0; i < lines; i++)
         __builtin_prefetch(v + 64 * i);
+}
+
+#ifndef HNSW_CODE_Z
+#define HNSW_CODE_Z 2.5f
+#endif
+
+/* F32 sets keep each vector's sign bits as a code (dim bits, 192 bytes at
+ * 1536 dims, 1/32 of the floats).  For unit vectors spread over the
+ * directions, the fraction of differing signs estimates angle / pi
+ * (random-hyperplane hashing), so the code tells cheaply which neighbours
+ * are far beyond the current ef-th result; those are not worth reading
+ * 3 KiB for.  Keeps the ids in todo[0..m) whose hamming distance to the
+ * query's code is at most that of a vector at distance `worst` plus
+ * HNSW_CODE_Z standard deviations of the count (sqrt(dim)/2 bits: each
+ * bit differs with probability at most 1/2), and returns their number.
+ * Only used once ef results are held: before that every neighbour enters
+ * anyway. */
+static uint32_t code_screen(const struct hnsw *h, const struct qctx *q, uint32_t *todo, uint32_t m, float worst)
+{
+    if (worst >= 2.0f)
+        return m;
+    float hm = (float)h->dim * acosf(1.0f - worst) * (float)(1.0 / M_PI) + HNSW_CODE_Z * 0.5f * sqrtf((float)h->dim);
+    if (hm >= (float)h->dim)
+        return m;
+    uint32_t hmax = (uint32_t)hm;
+    for (uint32_t j = 0; j < m; j++) {
+        const uint8_t *c = slot(h, todo[j]) + h->voff - h->cbytes;
+        for (uint32_t o = 0; o < h->cbytes; o += 64)
+            __builtin_prefetch(c + o);
+    }
+    uint32_t k = 0;
+    for (uint32_t j = 0; j < m; j++) {
+        const uint8_t *c = slot(h, todo[j]) + h->voff - h->cbytes;
+        if (vd_hamming(q->bits, (const uint64_t *)(const void *)c, h->nwords) <= hmax)
+            todo[k++] = todo[j];
+    }
+    return k;
 }
 
 /* Greedy walk at an upper level towards q. */
@@ -792,9 +979,11 @@ static uint32_t greedy(const struct hnsw *h, const struct qctx *q, uint32_t ep, 
 /* Best-first search of one level from ep.  Leaves up to ef results in the
  * max-heap tl.res; returns their number.  With a filter, only passing
  * nodes become results (every node is still explored), and at most
- * max_visit nodes are expanded (0 = no limit). */
+ * max_visit nodes are expanded (0 = no limit).  screen: skip neighbours
+ * whose code says they are far (code_screen; queries only: building the
+ * graph evaluates every neighbour, its quality is what queries rest on). */
 static uint32_t search_layer(const struct hnsw *h, const struct qctx *q, uint32_t ep, float epd, uint32_t ef,
-                             int level, hnsw_filter_fn filter, void *fctx, uint64_t max_visit)
+                             int level, hnsw_filter_fn filter, void *fctx, uint64_t max_visit, int screen)
 {
     uint16_t tag = visit_begin(h->max_id);
     uint16_t *tags = tl.tags;
@@ -828,6 +1017,8 @@ static uint32_t search_layer(const struct hnsw *h, const struct qctx *q, uint32_
         }
         if (nc)
             __builtin_prefetch(slot(h, cand[0].id) + 12); /* likely next */
+        if (screen && h->cbytes && nr >= ef && m)
+            m = code_screen(h, q, todo, m, res[0].d);
         for (uint32_t j = 0; j < m && j < HNSW_PF_AHEAD; j++)
             prefetch_vec(h, vecp(h, todo[j]));
         for (uint32_t j = 0; j < m; j++) {
@@ -864,6 +1055,41 @@ static uint32_t descend(const struct hnsw *h, const struct qctx *q, int to, floa
     return ep;
 }
 
+/* How far a high-plane distance can be from the exact one, for unit
+ * vectors: each truncated component is within 2^-7 of its value
+ * (relative), so |sum q_i (v_i - hi_i)| <= 2^-7 sum |q_i v_i| <= 2^-7;
+ * plus room for the float sums' rounding. */
+#define F32_WALK_BOUND (1.0f / 128 + 1e-4f)
+
+/* F32: tl.res holds n candidates (a max-heap on walk distances).  Leave
+ * in it the k best by exact distance among them: exact distances for the
+ * candidates in ascending walk order, stopping at the first whose walk
+ * distance minus the bound is above the k-th exact distance so far (it,
+ * and every one after it, is exactly farther than k nodes already).
+ * Returns the number left (min(n, k)). */
+static uint32_t rerank_f32(const struct hnsw *h, const struct qctx *q, uint32_t n, uint32_t k)
+{
+    tl.w = grow(tl.w, &tl.wcap, (size_t)n + 1, sizeof(struct hq));
+    struct hq *w = tl.w, *r = tl.res;
+    for (uint32_t m = n; m;) { /* ascending into w */
+        w[m - 1] = r[0];
+        maxh_pop(r, &m);
+    }
+    uint32_t nr = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (nr == k && w[i].d - F32_WALK_BOUND > r[0].d)
+            break;
+        float d = xdist(h, q, vecp(h, w[i].id));
+        if (nr < k) {
+            maxh_push(r, &nr, d, w[i].id);
+        } else if (d < r[0].d) {
+            maxh_pop(r, &nr);
+            maxh_push(r, &nr, d, w[i].id);
+        }
+    }
+    return nr;
+}
+
 uint32_t hnsw_search(const struct hnsw *h, const float *q, uint32_t k, uint32_t ef, hnsw_filter_fn filter, void *fctx,
                      uint64_t max_visit, struct hnsw_result *out)
 {
@@ -875,7 +1101,7 @@ uint32_t hnsw_search(const struct hnsw *h, const float *q, uint32_t k, uint32_t 
     uint32_t ep = descend(h, &qc, 0, &epd);
     if (ef < k)
         ef = k;
-    uint32_t n = search_layer(h, &qc, ep, epd, ef, 0, filter, fctx, max_visit);
+    uint32_t n = search_layer(h, &qc, ep, epd, ef, 0, filter, fctx, max_visit, 1);
     if (h->quant == HNSW_Q8 && n) {
         struct hq *r = tl.res;
         uint32_t m = n;
@@ -884,6 +1110,8 @@ uint32_t hnsw_search(const struct hnsw *h, const float *q, uint32_t k, uint32_t 
         n = 0;
         for (uint32_t i = 0; i < m; i++)
             maxh_push(r, &n, q8_asym(h, q, vecp(h, tl.w[i].id)), tl.w[i].id);
+    } else if (h->quant == HNSW_F32 && n) {
+        n = rerank_f32(h, &qc, n, k);
     }
     while (n > k)
         maxh_pop(tl.res, &n);
@@ -910,7 +1138,7 @@ uint32_t hnsw_search_exact(const struct hnsw *h, const float *q, uint32_t k, hns
         const struct nhdr *nh = (const struct nhdr *)(const void *)s;
         if (!nh->live)
             continue;
-        float d = h->quant == HNSW_Q8 ? q8_asym(h, q, s + h->voff) : qdist(h, &qc, s + h->voff);
+        float d = xdist(h, &qc, s + h->voff);
         if (nr >= k && d >= tl.res[0].d)
             continue;
         if (filter && !filter(nh->payload, fctx))
@@ -932,11 +1160,9 @@ float hnsw_distance(const struct hnsw *h, const float *q, uint32_t id)
 {
     if (!hnsw_exists(h, id))
         return 2.0f;
-    if (h->quant == HNSW_Q8)
-        return q8_asym(h, q, vecp(h, id));
     struct qctx qc;
     qctx_init(h, &qc, q);
-    return qdist(h, &qc, vecp(h, id));
+    return xdist(h, &qc, vecp(h, id));
 }
 
 /* ----------------------------------------------------------- insert --- */
@@ -1132,7 +1358,7 @@ static void connect_node(struct hnsw *h, uint32_t x, int level, const struct hq 
  * leave them ascending in tl.w; returns their number. */
 static uint32_t candidates_for(struct hnsw *h, const struct qctx *q, uint32_t ep, float epd, uint32_t ef, int level)
 {
-    uint32_t n = search_layer(h, q, ep, epd, ef, level, NULL, NULL, 0);
+    uint32_t n = search_layer(h, q, ep, epd, ef, level, NULL, NULL, 0, 0);
     tl.w = grow(tl.w, &tl.wcap, (size_t)n + 1, sizeof(struct hq));
     maxh_drain(tl.res, n, tl.w);
     return n;
@@ -1175,7 +1401,9 @@ uint32_t hnsw_insert(struct hnsw *h, const float *v, float l2, void *payload, ui
     }
     struct qctx qc;
     qc.f = v;
-    qc.bits = h->quant == HNSW_BIN ? (const uint64_t *)(const void *)(s + h->voff) : NULL;
+    qc.bits = h->quant == HNSW_BIN   ? (const uint64_t *)(const void *)(s + h->voff)
+              : h->quant == HNSW_F32 ? (const uint64_t *)(const void *)(s + h->voff - h->cbytes)
+                                     : NULL;
     qc.q8 = s + h->voff;
     int top = (int)level < h->max_level ? (int)level : h->max_level;
     float epd;
@@ -1310,7 +1538,9 @@ static void repair(struct hnsw *h, const uint32_t *nb, uint32_t n, int level)
         hnsw_get_vector(h, x, tl.fbuf);
         struct qctx qc;
         qc.f = tl.fbuf;
-        qc.bits = h->quant == HNSW_BIN ? (const uint64_t *)(const void *)vecp(h, x) : NULL;
+        qc.bits = h->quant == HNSW_BIN   ? (const uint64_t *)(const void *)vecp(h, x)
+                  : h->quant == HNSW_F32 ? (const uint64_t *)(const void *)(vecp(h, x) - h->cbytes)
+                                         : NULL;
         qc.q8 = vecp(h, x);
         float epd;
         uint32_t ep = descend(h, &qc, level, &epd);
@@ -1583,7 +1813,10 @@ int hnsw_save(const struct hnsw *h, hnsw_write_fn w, void *ctx)
         memcpy(rec, &id, 4);
         rec[4] = nh->level;
         memcpy(rec + 5, &nh->l2, 4);
-        memcpy(rec + 9, s + h->voff, h->vbytes);
+        if (h->quant == HNSW_F32) /* the format keeps plain floats */
+            split_load(h->dim, s + h->voff, rec + 9);
+        else
+            memcpy(rec + 9, s + h->voff, h->vbytes);
         wput(&b, rec, fixed);
         for (int l = 0; l <= nh->level; l++) {
             const uint32_t *lb = lblock(h, id, l);
@@ -1739,7 +1972,13 @@ struct hnsw *hnsw_load_limit(hnsw_read_fn r, void *ctx, uint64_t max_bytes, char
             up_put(h, id, hk_calloc(bytes));
             h->mem += bytes;
         }
-        memcpy(s + h->voff, v, h->vbytes);
+        if (h->quant == HNSW_F32) {
+            split_store(dim, v, s + h->voff);
+            tl.fbuf = grow(tl.fbuf, &tl.fcap, dim, sizeof(float));
+            memcpy(tl.fbuf, v, (size_t)dim * 4);
+            code_of(h, tl.fbuf, (uint64_t *)(void *)(s + h->voff - h->cbytes));
+        } else
+            memcpy(s + h->voff, v, h->vbytes);
         for (uint32_t l = 0; l <= level; l++) {
             uint32_t *lb = lblock_s(h, s, id, (int)l);
             uint32_t n;
@@ -1830,6 +2069,8 @@ struct hnsw *hnsw_dup(const struct hnsw *h)
 {
     struct hnsw *d = hk_malloc(sizeof(*d));
     *d = *h;
+    if (h->rsign)
+        d->rsign = hk_memdup(h->rsign, (size_t)HNSW_ROT_ROUNDS * (h->rdim / 64 ? h->rdim / 64 : 1) * 8);
     d->chunks = h->nchunks ? hk_calloc((size_t)h->nchunks * sizeof(*d->chunks)) : NULL;
     uint32_t per = h->per;
     for (uint32_t c = 0; c < h->nchunks; c++) {

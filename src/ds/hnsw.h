@@ -2,8 +2,8 @@
  * for vector sets (types/vset.c).
  *
  * Nodes are numbered with 32-bit ids (reused after deletes).  Each node is
- * one allocation: a small header, its vector (float32, int8 + scale, or a
- * bitmap, per the index's quantisation) and its links, level 0 first
+ * one slot: a small header, its vector (float32 as two 16-bit planes,
+ * int8 + scale, or a bitmap, per the index's quantisation) and its links, level 0 first
  * (2*M slots) then M slots per upper level.  Links are kept bidirectional:
  * if a links to b at level l, b links to a at level l.  Deleting a node
  * unlinks it from every neighbour and reconnects the neighbours among
@@ -83,7 +83,9 @@ uint32_t hnsw_links(const struct hnsw *h, uint32_t id, int level, const uint32_t
  * (dim)), dim floats into out; returns the pre-normalisation l2. */
 float hnsw_get_vector(const struct hnsw *h, uint32_t id, float *out);
 /* The raw stored form (VEMB RAW): pointer and byte length; for Q8 *range
- * is the quantisation range (max |component|), else 0. */
+ * is the quantisation range (max |component|), else 0.  F32 gives the
+ * floats reassembled from their planes into the calling thread's scratch:
+ * valid until that thread's next hnsw_raw call. */
 const void *hnsw_raw(const struct hnsw *h, uint32_t id, size_t *len, float *range);
 /* A random live node (uniform over ids, rejection of holes); HNSW_NONE
  * when empty.  rnd is a random 64-bit number from the caller. */

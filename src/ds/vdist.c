@@ -17,6 +17,8 @@
  *    as an unsigned byte) and 128 * sum(b), computed with a second vpdpbusd
  *    against all-ones, is subtracted), else vpmovsxbw + vpmaddwd; hamming
  *    with VPOPCNTDQ when present, else the POPCNT loop. */
+#include <string.h>
+
 #include "vdist.h"
 
 float vd_dot_f32_scalar(const float *a, const float *b, uint32_t n)
@@ -31,6 +33,72 @@ float vd_dot_f32_scalar(const float *a, const float *b, uint32_t n)
     }
     for (; i < n; i++)
         s0 += a[i] * b[i];
+    return (s0 + s1) + (s2 + s3);
+}
+
+/* bfloat16 is the high half of a float32: widening is a shift. */
+static inline float bf16_f32(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof(f));
+    return f;
+}
+
+static inline float split_f32(uint16_t h, uint16_t l)
+{
+    uint32_t u = ((uint32_t)h << 16) | l;
+    float f;
+    memcpy(&f, &u, sizeof(f));
+    return f;
+}
+
+/* The three split-plane kernels keep vd_dot_f32_scalar's order of
+ * additions, so the exact one gives bit for bit what vd_dot_f32 gives on
+ * the reassembled vector (at every level: each mirrors its level's f32
+ * kernel). */
+float vd_dot_f32_bf16_scalar(const float *a, const uint16_t *b, uint32_t n)
+{
+    float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    uint32_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += a[i] * bf16_f32(b[i]);
+        s1 += a[i + 1] * bf16_f32(b[i + 1]);
+        s2 += a[i + 2] * bf16_f32(b[i + 2]);
+        s3 += a[i + 3] * bf16_f32(b[i + 3]);
+    }
+    for (; i < n; i++)
+        s0 += a[i] * bf16_f32(b[i]);
+    return (s0 + s1) + (s2 + s3);
+}
+
+float vd_dot_bf16_scalar(const uint16_t *a, const uint16_t *b, uint32_t n)
+{
+    float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    uint32_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += bf16_f32(a[i]) * bf16_f32(b[i]);
+        s1 += bf16_f32(a[i + 1]) * bf16_f32(b[i + 1]);
+        s2 += bf16_f32(a[i + 2]) * bf16_f32(b[i + 2]);
+        s3 += bf16_f32(a[i + 3]) * bf16_f32(b[i + 3]);
+    }
+    for (; i < n; i++)
+        s0 += bf16_f32(a[i]) * bf16_f32(b[i]);
+    return (s0 + s1) + (s2 + s3);
+}
+
+float vd_dot_f32_split_scalar(const float *a, const uint16_t *hi, const uint16_t *lo, uint32_t n)
+{
+    float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    uint32_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += a[i] * split_f32(hi[i], lo[i]);
+        s1 += a[i + 1] * split_f32(hi[i + 1], lo[i + 1]);
+        s2 += a[i + 2] * split_f32(hi[i + 2], lo[i + 2]);
+        s3 += a[i + 3] * split_f32(hi[i + 3], lo[i + 3]);
+    }
+    for (; i < n; i++)
+        s0 += a[i] * split_f32(hi[i], lo[i]);
     return (s0 + s1) + (s2 + s3);
 }
 
@@ -109,6 +177,64 @@ T_AVX2 static float dot_f32_avx2(const float *a, const float *b, uint32_t n)
     for (; i < n; i++)
         s += a[i] * b[i];
     return s;
+}
+
+/* 8 bf16 -> 8 floats; 8 split pairs -> 8 floats. */
+T_AVX2 static inline __m256 bf16x8_ps(const uint16_t *p)
+{
+    __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)p));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+}
+
+T_AVX2 static inline __m256 splitx8_ps(const uint16_t *h, const uint16_t *l)
+{
+    __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)h));
+    __m256i x = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)l));
+    return _mm256_castsi256_ps(_mm256_or_si256(_mm256_slli_epi32(w, 16), x));
+}
+
+#define DOT_AVX2_BODY(LA, LB, TAIL)                                     \
+    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();          \
+    __m256 s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();          \
+    uint32_t i = 0;                                                     \
+    for (; i + 32 <= n; i += 32) {                                      \
+        s0 = _mm256_fmadd_ps(LA(i), LB(i), s0);                         \
+        s1 = _mm256_fmadd_ps(LA(i + 8), LB(i + 8), s1);                 \
+        s2 = _mm256_fmadd_ps(LA(i + 16), LB(i + 16), s2);               \
+        s3 = _mm256_fmadd_ps(LA(i + 24), LB(i + 24), s3);               \
+    }                                                                   \
+    for (; i + 8 <= n; i += 8)                                          \
+        s0 = _mm256_fmadd_ps(LA(i), LB(i), s0);                         \
+    float s = hsum256_ps(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3))); \
+    for (; i < n; i++)                                                  \
+        s += TAIL;                                                      \
+    return s;
+
+T_AVX2 static float dot_f32_bf16_avx2(const float *a, const uint16_t *b, uint32_t n)
+{
+#define LA(k) _mm256_loadu_ps(a + (k))
+#define LB(k) bf16x8_ps(b + (k))
+    DOT_AVX2_BODY(LA, LB, a[i] * bf16_f32(b[i]))
+#undef LA
+#undef LB
+}
+
+T_AVX2 static float dot_bf16_avx2(const uint16_t *a, const uint16_t *b, uint32_t n)
+{
+#define LA(k) bf16x8_ps(a + (k))
+#define LB(k) bf16x8_ps(b + (k))
+    DOT_AVX2_BODY(LA, LB, bf16_f32(a[i]) * bf16_f32(b[i]))
+#undef LA
+#undef LB
+}
+
+T_AVX2 static float dot_f32_split_avx2(const float *a, const uint16_t *hi, const uint16_t *lo, uint32_t n)
+{
+#define LA(k) _mm256_loadu_ps(a + (k))
+#define LB(k) splitx8_ps(hi + (k), lo + (k))
+    DOT_AVX2_BODY(LA, LB, a[i] * split_f32(hi[i], lo[i]))
+#undef LA
+#undef LB
 }
 
 T_AVX2 static int32_t dot_i8_avx2(const int8_t *a, const int8_t *b, uint32_t n)
@@ -198,6 +324,89 @@ T_AVX512 static float dot_f32_avx512(const float *a, const float *b, uint32_t n)
         s2 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i), s2);
     }
     return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+}
+
+T_AVX512 static inline __m512 bf16x16_ps(const uint16_t *p)
+{
+    __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(const void *)p));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+}
+
+T_AVX512 static inline __m512 bf16x16_ps_m(__mmask16 m, const uint16_t *p)
+{
+    __m512i w = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+}
+
+T_AVX512 static inline __m512 splitx16_ps(const uint16_t *h, const uint16_t *l)
+{
+    __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(const void *)h));
+    __m512i x = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(const void *)l));
+    return _mm512_castsi512_ps(_mm512_or_si512(_mm512_slli_epi32(w, 16), x));
+}
+
+T_AVX512 static inline __m512 splitx16_ps_m(__mmask16 m, const uint16_t *h, const uint16_t *l)
+{
+    __m512i w = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, h));
+    __m512i x = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, l));
+    return _mm512_castsi512_ps(_mm512_or_si512(_mm512_slli_epi32(w, 16), x));
+}
+
+#define DOT_AVX512_BODY(LA, LB, LAM, LBM)                                         \
+    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();                    \
+    __m512 s2 = _mm512_setzero_ps(), s3 = _mm512_setzero_ps();                    \
+    uint32_t i = 0;                                                               \
+    for (; i + 64 <= n; i += 64) {                                                \
+        s0 = _mm512_fmadd_ps(LA(i), LB(i), s0);                                   \
+        s1 = _mm512_fmadd_ps(LA(i + 16), LB(i + 16), s1);                         \
+        s2 = _mm512_fmadd_ps(LA(i + 32), LB(i + 32), s2);                         \
+        s3 = _mm512_fmadd_ps(LA(i + 48), LB(i + 48), s3);                         \
+    }                                                                             \
+    for (; i + 16 <= n; i += 16)                                                  \
+        s1 = _mm512_fmadd_ps(LA(i), LB(i), s1);                                   \
+    if (i < n) {                                                                  \
+        __mmask16 m = (__mmask16)((1u << (n - i)) - 1);                           \
+        s2 = _mm512_fmadd_ps(LAM(m, i), LBM(m, i), s2);                           \
+    }                                                                             \
+    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+
+T_AVX512 static float dot_f32_bf16_avx512(const float *a, const uint16_t *b, uint32_t n)
+{
+#define LA(k) _mm512_loadu_ps(a + (k))
+#define LB(k) bf16x16_ps(b + (k))
+#define LAM(m, k) _mm512_maskz_loadu_ps(m, a + (k))
+#define LBM(m, k) bf16x16_ps_m(m, b + (k))
+    DOT_AVX512_BODY(LA, LB, LAM, LBM)
+#undef LA
+#undef LB
+#undef LAM
+#undef LBM
+}
+
+T_AVX512 static float dot_bf16_avx512(const uint16_t *a, const uint16_t *b, uint32_t n)
+{
+#define LA(k) bf16x16_ps(a + (k))
+#define LB(k) bf16x16_ps(b + (k))
+#define LAM(m, k) bf16x16_ps_m(m, a + (k))
+#define LBM(m, k) bf16x16_ps_m(m, b + (k))
+    DOT_AVX512_BODY(LA, LB, LAM, LBM)
+#undef LA
+#undef LB
+#undef LAM
+#undef LBM
+}
+
+T_AVX512 static float dot_f32_split_avx512(const float *a, const uint16_t *hi, const uint16_t *lo, uint32_t n)
+{
+#define LA(k) _mm512_loadu_ps(a + (k))
+#define LB(k) splitx16_ps(hi + (k), lo + (k))
+#define LAM(m, k) _mm512_maskz_loadu_ps(m, a + (k))
+#define LBM(m, k) splitx16_ps_m(m, hi + (k), lo + (k))
+    DOT_AVX512_BODY(LA, LB, LAM, LBM)
+#undef LA
+#undef LB
+#undef LAM
+#undef LBM
 }
 
 /* Without VNNI: sign-extend 32 bytes to 16-bit lanes, vpmaddwd. */
@@ -329,6 +538,9 @@ float (*vd_dot_f32)(const float *, const float *, uint32_t) = vd_dot_f32_scalar;
 int32_t (*vd_dot_i8)(const int8_t *, const int8_t *, uint32_t) = vd_dot_i8_scalar;
 float (*vd_dot_f32_i8)(const float *, const int8_t *, uint32_t) = vd_dot_f32_i8_scalar;
 uint32_t (*vd_hamming)(const uint64_t *, const uint64_t *, uint32_t) = vd_hamming_scalar;
+float (*vd_dot_f32_bf16)(const float *, const uint16_t *, uint32_t) = vd_dot_f32_bf16_scalar;
+float (*vd_dot_bf16)(const uint16_t *, const uint16_t *, uint32_t) = vd_dot_bf16_scalar;
+float (*vd_dot_f32_split)(const float *, const uint16_t *, const uint16_t *, uint32_t) = vd_dot_f32_split_scalar;
 
 static int level_now = VD_SCALAR;
 
@@ -339,6 +551,9 @@ int vd_select_masked(int max_level, unsigned disable)
     vd_dot_i8 = vd_dot_i8_scalar;
     vd_dot_f32_i8 = vd_dot_f32_i8_scalar;
     vd_hamming = vd_hamming_scalar;
+    vd_dot_f32_bf16 = vd_dot_f32_bf16_scalar;
+    vd_dot_bf16 = vd_dot_bf16_scalar;
+    vd_dot_f32_split = vd_dot_f32_split_scalar;
 #if defined(__x86_64__)
     int vnni, vpopcnt;
     level = cpu_level(&vnni, &vpopcnt);
@@ -353,11 +568,17 @@ int vd_select_masked(int max_level, unsigned disable)
         vd_dot_i8 = dot_i8_avx2;
         vd_dot_f32_i8 = dot_f32_i8_avx2;
         vd_hamming = hamming_popcnt;
+        vd_dot_f32_bf16 = dot_f32_bf16_avx2;
+        vd_dot_bf16 = dot_bf16_avx2;
+        vd_dot_f32_split = dot_f32_split_avx2;
     } else if (level == VD_AVX512) {
         vd_dot_f32 = dot_f32_avx512;
         vd_dot_i8 = vnni ? dot_i8_vnni : dot_i8_avx512bw;
         vd_dot_f32_i8 = dot_f32_i8_avx512;
         vd_hamming = vpopcnt ? hamming_vpopcnt : hamming_popcnt;
+        vd_dot_f32_bf16 = dot_f32_bf16_avx512;
+        vd_dot_bf16 = dot_bf16_avx512;
+        vd_dot_f32_split = dot_f32_split_avx512;
     }
 #else
     (void)max_level;

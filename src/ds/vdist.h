@@ -26,11 +26,24 @@ extern int32_t (*vd_dot_i8)(const int8_t *a, const int8_t *b, uint32_t n);
 extern float (*vd_dot_f32_i8)(const float *a, const int8_t *b, uint32_t n);
 /* Number of differing bits between two bitmaps of nwords 64-bit words. */
 extern uint32_t (*vd_hamming)(const uint64_t *a, const uint64_t *b, uint32_t nwords);
+/* Split planes (hnsw.c's float32 sets): a float32 vector kept as its high
+ * 16 bits (bfloat16, truncated) in one array and its low 16 bits in
+ * another.  Dot product of a float vector with the high plane only (half
+ * the bytes; each component's relative error is below 2^-7, so for unit
+ * vectors the result is within 2^-7 of the exact dot); of two high
+ * planes; and exact, of a float vector with both planes (bit for bit
+ * vd_dot_f32 on the reassembled vector). */
+extern float (*vd_dot_f32_bf16)(const float *a, const uint16_t *hi, uint32_t n);
+extern float (*vd_dot_bf16)(const uint16_t *a, const uint16_t *b, uint32_t n);
+extern float (*vd_dot_f32_split)(const float *a, const uint16_t *hi, const uint16_t *lo, uint32_t n);
 
 float vd_dot_f32_scalar(const float *a, const float *b, uint32_t n);
 int32_t vd_dot_i8_scalar(const int8_t *a, const int8_t *b, uint32_t n);
 float vd_dot_f32_i8_scalar(const float *a, const int8_t *b, uint32_t n);
 uint32_t vd_hamming_scalar(const uint64_t *a, const uint64_t *b, uint32_t nwords);
+float vd_dot_f32_bf16_scalar(const float *a, const uint16_t *hi, uint32_t n);
+float vd_dot_bf16_scalar(const uint16_t *a, const uint16_t *b, uint32_t n);
+float vd_dot_f32_split_scalar(const float *a, const uint16_t *hi, const uint16_t *lo, uint32_t n);
 
 /* Pick the kernels for this CPU (idempotent; call before threads start). */
 void vd_init(void);

@@ -326,6 +326,53 @@ TEST(test_hnsw_recall_f32) { recall_case(HNSW_F32, 0.97, 0.74); }
 TEST(test_hnsw_recall_q8) { recall_case(HNSW_Q8, 0.95, 0.74); }
 TEST(test_hnsw_recall_bin) { recall_case(HNSW_BIN, 0.12, 0.90); }
 
+/* F32 walks a compact code and 16-bit planes and screens neighbours by
+ * the code (hnsw.c).  The screen must hold on data whose coordinates
+ * are far from alike: here the directions live in 16 of 256 coordinates
+ * (plus a large common component, as real embeddings have: all
+ * similarities high), and the other 240 carry only faint noise whose
+ * signs say nothing about the angles (with the raw coordinates' signs as
+ * the code, near neighbours look far: recall fell below 0.96).  The reported distances
+ * must be the exact float32 ones. */
+TEST(test_hnsw_f32_codes_with_a_common_component)
+{
+    const uint32_t dim = 256, low = 16, n = HNSW_T_SAN ? 800 : 3000, nq = HNSW_T_SAN ? 40 : 150;
+    float *base = gen_data(n + nq, low, 30, 0.5f, 21, NULL);
+    float *data = malloc((size_t)(n + nq) * dim * sizeof(float));
+    for (uint32_t i = 0; i < n + nq; i++) {
+        float *v = data + (size_t)i * dim;
+        for (uint32_t j = 0; j < dim; j++)
+            v[j] = j < low ? base[(size_t)i * low + j] + (j == 0 ? 2.0f : 0.0f) : 0.002f * tr_gauss();
+        normalize(v, dim);
+    }
+    free(base);
+    uint32_t *ids = malloc(n * sizeof(uint32_t));
+    struct hnsw *h = build(data, n, dim, HNSW_F32, 16, HNSW_T_SAN ? 100 : 200, ids);
+    const float *qs = data + (size_t)n * dim;
+    double rc = recall_at(h, data, n, dim, qs, nq, 100, ids);
+    if (rc < 0.97)
+        test_fail(__FILE__, __LINE__, "recall@10 %.4f < 0.97 with a common component", rc);
+    /* exact distances: what vd_dot_f32 gives on the stored floats */
+    float *v = malloc(dim * sizeof(float));
+    struct hnsw_result r[10];
+    for (uint32_t i = 0; i < nq; i++) {
+        uint32_t got = hnsw_search(h, qs + (size_t)i * dim, 10, 60, NULL, NULL, 0, r);
+        CHECK(got == 10);
+        for (uint32_t a = 0; a < got; a++) {
+            hnsw_get_vector(h, r[a].id, v);
+            CHECK(r[a].dist == 1.0f - vd_dot_f32(qs + (size_t)i * dim, v, dim));
+            CHECK(r[a].dist == hnsw_distance(h, qs + (size_t)i * dim, r[a].id));
+            if (a)
+                CHECK(r[a].dist >= r[a - 1].dist);
+        }
+    }
+    CHECK_GRAPH(h);
+    hnsw_free(h);
+    free(v);
+    free(ids);
+    free(data);
+}
+
 /* ------------------------------------------------ filter and exact --- */
 
 static int pass_even(void *payload, void *ctx)

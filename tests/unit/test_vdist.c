@@ -127,6 +127,44 @@ static int check_all(struct bufs *B, uint32_t n, uint32_t oa, uint32_t ob, const
                   vname, what, n, oa, ob, gfi, sfi, want);
         bad++;
     }
+    /* split planes of fb (and of fa): exact = vd_dot_f32 bit for bit;
+     * the high plane alone = the dot with the truncated floats */
+    static uint16_t ha[MAXN + PAD], hb[MAXN + PAD], lb[MAXN + PAD];
+    double want_b = 0, want_bb = 0, abs_b = 0, abs_bb = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t ua, ub;
+        memcpy(&ua, fa + i, 4);
+        memcpy(&ub, fb + i, 4);
+        ha[i] = (uint16_t)(ua >> 16);
+        hb[i] = (uint16_t)(ub >> 16);
+        lb[i] = (uint16_t)ub;
+        uint32_t ta = ua & 0xFFFF0000u, tb = ub & 0xFFFF0000u;
+        float xa, xb;
+        memcpy(&xa, &ta, 4);
+        memcpy(&xb, &tb, 4);
+        want_b += (double)fa[i] * xb;
+        abs_b += fabs((double)fa[i] * xb);
+        want_bb += (double)xa * xb;
+        abs_bb += fabs((double)xa * xb);
+    }
+    float gsp = vd_dot_f32_split(fa, hb, lb, n), ssp = vd_dot_f32_split_scalar(fa, hb, lb, n);
+    if (memcmp(&gsp, &gf, 4) != 0 || memcmp(&ssp, &sf, 4) != 0) {
+        test_fail(__FILE__, __LINE__, "%s %s dot_f32_split n=%u off=%u/%u: got %.9g (f32 %.9g) scalar %.9g (%.9g)",
+                  vname, what, n, oa, ob, gsp, gf, ssp, sf);
+        bad++;
+    }
+    float gb = vd_dot_f32_bf16(fa, hb, n), sb = vd_dot_f32_bf16_scalar(fa, hb, n);
+    if (!close_rel(gb, want_b, abs_b, n) || !close_rel(sb, want_b, abs_b, n)) {
+        test_fail(__FILE__, __LINE__, "%s %s dot_f32_bf16 n=%u off=%u/%u: got %.9g scalar %.9g exact %.9g", vname,
+                  what, n, oa, ob, gb, sb, want_b);
+        bad++;
+    }
+    float gbb = vd_dot_bf16(ha, hb, n), sbb = vd_dot_bf16_scalar(ha, hb, n);
+    if (!close_rel(gbb, want_bb, abs_bb, n) || !close_rel(sbb, want_bb, abs_bb, n)) {
+        test_fail(__FILE__, __LINE__, "%s %s dot_bf16 n=%u off=%u/%u: got %.9g scalar %.9g exact %.9g", vname,
+                  what, n, oa, ob, gbb, sbb, want_bb);
+        bad++;
+    }
     uint32_t gh = vd_hamming(wa, wb, n), sh = vd_hamming_scalar(wa, wb, n);
     uint64_t wh = 0;
     for (uint32_t i = 0; i < n; i++)
