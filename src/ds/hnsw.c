@@ -931,12 +931,17 @@ static inline void prefetch_vec(const struct hnsw *h, const uint8_t *v)
  * HNSW_CODE_Z standard deviations of the count (sqrt(dim)/2 bits: each
  * bit differs with probability at most 1/2), and returns their number.
  * Only used once ef results are held: before that every neighbour enters
- * anyway. */
-static uint32_t code_screen(const struct hnsw *h, const struct qctx *q, uint32_t *todo, uint32_t m, float worst)
+ * anyway.  z is HNSW_CODE_Z for ef up to 100 and shrinks as
+ * sqrt(100 / ef) beyond: a neighbour wrongly skipped at the edge of a
+ * deep candidate list is far from the top k the query asks for (measured
+ * on full-rank 1536-dim clusters: recall@10 unchanged at every EF from 40
+ * to 500, and with z = 0 at EF 500, but lower with z = 1 at EF 40). */
+static uint32_t code_screen(const struct hnsw *h, const struct qctx *q, uint32_t *todo, uint32_t m, float worst,
+                            float z)
 {
     if (worst >= 2.0f)
         return m;
-    float hm = (float)h->dim * acosf(1.0f - worst) * (float)(1.0 / M_PI) + HNSW_CODE_Z * 0.5f * sqrtf((float)h->dim);
+    float hm = (float)h->dim * acosf(1.0f - worst) * (float)(1.0 / M_PI) + z * 0.5f * sqrtf((float)h->dim);
     if (hm >= (float)h->dim)
         return m;
     uint32_t hmax = (uint32_t)hm;
@@ -987,6 +992,7 @@ static uint32_t search_layer(const struct hnsw *h, const struct qctx *q, uint32_
 {
     uint16_t tag = visit_begin(h->max_id);
     uint16_t *tags = tl.tags;
+    float z = HNSW_CODE_Z * (ef > 100 ? sqrtf(100.0f / (float)ef) : 1.0f);
     tl.res = grow(tl.res, &tl.rcap, (size_t)ef + 2, sizeof(struct hq));
     tl.cand = grow(tl.cand, &tl.ccap, (size_t)ef + h->M0 + 2, sizeof(struct hq));
     tl.ids = grow(tl.ids, &tl.idscap, h->M0, sizeof(uint32_t));
@@ -1018,7 +1024,7 @@ static uint32_t search_layer(const struct hnsw *h, const struct qctx *q, uint32_
         if (nc)
             __builtin_prefetch(slot(h, cand[0].id) + 12); /* likely next */
         if (screen && h->cbytes && nr >= ef && m)
-            m = code_screen(h, q, todo, m, res[0].d);
+            m = code_screen(h, q, todo, m, res[0].d, z);
         for (uint32_t j = 0; j < m && j < HNSW_PF_AHEAD; j++)
             prefetch_vec(h, vecp(h, todo[j]));
         for (uint32_t j = 0; j < m; j++) {
