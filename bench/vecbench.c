@@ -1056,8 +1056,15 @@ static void cmd_info(int argc, char **argv)
         die("info FILE");
     struct dataset ds;
     ds_load(argv[1], &ds);
-    printf("VECBENCH info n=%u dim=%u nq=%u k=%u clusters=%u sigma=%g seed=%llu\n", ds.n, ds.dim, ds.nq, ds.k,
-           ds.clusters, ds.sigma, (unsigned long long)ds.seed);
+    double s1 = 0, sk = 0;
+    for (uint32_t q = 0; q < ds.nq; q++) {
+        s1 += ds.tscore[(size_t)q * ds.k];
+        sk += ds.tscore[(size_t)q * ds.k + ds.k - 1];
+    }
+    printf("VECBENCH info n=%u dim=%u nq=%u k=%u clusters=%u sigma=%g seed=%llu latent=%u mean_top1_sim=%.4f "
+           "mean_topk_sim=%.4f\n",
+           ds.n, ds.dim, ds.nq, ds.k, ds.clusters, ds.sigma, (unsigned long long)ds.seed, ds.latent,
+           ds.nq ? s1 / ds.nq : 0, ds.nq ? sk / ds.nq : 0);
 }
 
 int main(int argc, char **argv)

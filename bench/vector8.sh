@@ -108,7 +108,7 @@ for d in $SETS; do
             --latent "$lat" > "$W/gen-$d.txt" || die "dataset generation failed"
         line=$(grep '^VECBENCH gen ' "$W/gen-$d.txt")
     else
-        line="VECBENCH gen file=$f $("$VB" info "$f" | sed 's/^VECBENCH info //') latent=$lat cached=1"
+        line="VECBENCH gen file=$f $("$VB" info "$f" | sed 's/^VECBENCH info //') cached=1"
     fi
     log "$line"
     echo "set=$d side=data ${line#VECBENCH gen }" >> "$RES"
