@@ -95,20 +95,10 @@ set_n() {  # DIM -> N, FULL_N
 
 # ---------------------------------------------------------- the client
 VB=$ROOT/$BENCH_BUILD/vecbench
-VB_SRCS=(bench/vecbench.c src/ds/vdist.c src/ds/vdist.h)
-need_build=0
-[ -x "$VB" ] || need_build=1
-for f in "${VB_SRCS[@]}"; do [ "$f" -nt "$VB" ] && need_build=1; done
-if [ $need_build = 1 ]; then
-    mkdir -p "$(dirname "$VB")"
-    ${CC:-cc} -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -pthread -Isrc -o "$VB.tmp.$$" \
-        bench/vecbench.c src/ds/vdist.c -lm || die "could not build $VB"
-    mv -f "$VB.tmp.$$" "$VB"
-fi
-
 W=$(mktemp -d /tmp/hotkv-issue8.XXXXXX)
 # shellcheck source=bench/lib.sh
 . "$ROOT/bench/lib.sh"
+build_vecbench "$VB"
 # shellcheck disable=SC2034
 HOTKV_EXTRA=("${HOTKV_BASE[@]}" --save "" --appendonly no --dir "$W")
 # shellcheck disable=SC2034

@@ -123,6 +123,20 @@ stop_server() {
     SERVER_PIDS=("${keep[@]:-}")
 }
 
+# build_vecbench VB: build bench/vecbench.c (with the server's distance
+# kernels) into VB when it is missing or older than its sources
+# (issue8.sh, vector8.sh).
+build_vecbench() {
+    local vb=$1 f need=0
+    [ -x "$vb" ] || need=1
+    for f in bench/vecbench.c src/ds/vdist.c src/ds/vdist.h; do [ "$f" -nt "$vb" ] && need=1; done
+    [ "$need" = 1 ] || return 0
+    mkdir -p "$(dirname "$vb")"
+    ${CC:-cc} -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -pthread -Isrc -o "$vb.tmp.$$" \
+        bench/vecbench.c src/ds/vdist.c -lm || die "could not build $vb"
+    mv -f "$vb.tmp.$$" "$vb"
+}
+
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 
 median() {  # numbers on stdin -> median

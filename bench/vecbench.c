@@ -205,6 +205,21 @@ static void *truth_worker(void *arg)
     return NULL;
 }
 
+/* How hard the data is: the mean similarity of the 1st and of the k-th
+ * true neighbour over the queries. */
+static void truth_means(const struct dataset *ds, double *s1, double *sk)
+{
+    *s1 = *sk = 0;
+    for (uint32_t q = 0; q < ds->nq; q++) {
+        *s1 += ds->tscore[(size_t)q * ds->k];
+        *sk += ds->tscore[(size_t)q * ds->k + ds->k - 1];
+    }
+    if (ds->nq) {
+        *s1 /= ds->nq;
+        *sk /= ds->nq;
+    }
+}
+
 static void cmd_gen(int argc, char **argv)
 {
     struct dataset ds = {.n = 100000, .dim = 128, .nq = 1000, .k = 10, .clusters = 100, .sigma = 1.0f, .seed = 8};
@@ -316,17 +331,13 @@ static void cmd_gen(int argc, char **argv)
         die("writing %s failed", tmp);
     if (rename(tmp, out) != 0)
         die("rename to %s failed: %s", out, strerror(errno));
-    /* how hard is it: the mean similarity of the 1st and the k-th neighbour */
-    double s1 = 0, sk = 0;
-    for (uint32_t q = 0; q < ds.nq; q++) {
-        s1 += ds.tscore[(size_t)q * ds.k];
-        sk += ds.tscore[(size_t)q * ds.k + ds.k - 1];
-    }
+    double s1, sk;
+    truth_means(&ds, &s1, &sk);
     printf("VECBENCH gen file=%s n=%u dim=%u nq=%u k=%u clusters=%u sigma=%g seed=%llu latent=%u gen_s=%.2f "
            "truth_s=%.2f threads=%d kernels=%s mean_top1_sim=%.4f mean_topk_sim=%.4f\n",
            out, ds.n, ds.dim, ds.nq, ds.k, ds.clusters, ds.sigma, (unsigned long long)ds.seed, ds.latent, t1 - t0,
            t2 - t1,
-           threads, vd_level_name(), s1 / ds.nq, sk / ds.nq);
+           threads, vd_level_name(), s1, sk);
     free(all);
     free(norm);
     free(ds.truth);
@@ -1056,15 +1067,12 @@ static void cmd_info(int argc, char **argv)
         die("info FILE");
     struct dataset ds;
     ds_load(argv[1], &ds);
-    double s1 = 0, sk = 0;
-    for (uint32_t q = 0; q < ds.nq; q++) {
-        s1 += ds.tscore[(size_t)q * ds.k];
-        sk += ds.tscore[(size_t)q * ds.k + ds.k - 1];
-    }
+    double s1, sk;
+    truth_means(&ds, &s1, &sk);
     printf("VECBENCH info n=%u dim=%u nq=%u k=%u clusters=%u sigma=%g seed=%llu latent=%u mean_top1_sim=%.4f "
            "mean_topk_sim=%.4f\n",
            ds.n, ds.dim, ds.nq, ds.k, ds.clusters, ds.sigma, (unsigned long long)ds.seed, ds.latent,
-           ds.nq ? s1 / ds.nq : 0, ds.nq ? sk / ds.nq : 0);
+           s1, sk);
 }
 
 int main(int argc, char **argv)

@@ -78,16 +78,10 @@ command -v "$RCLI" >/dev/null || die "redis-cli not found"
 R8VER=$("$REDIS8_SERVER" --version | sed 's/^Redis server //')
 
 VB=$ROOT/$BENCH_BUILD/vecbench
-if [ ! -x "$VB" ] || [ bench/vecbench.c -nt "$VB" ] || [ src/ds/vdist.c -nt "$VB" ]; then
-    mkdir -p "$(dirname "$VB")"
-    ${CC:-cc} -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -pthread -Isrc -o "$VB.tmp.$$" \
-        bench/vecbench.c src/ds/vdist.c -lm || die "could not build $VB"
-    mv -f "$VB.tmp.$$" "$VB"
-fi
-
 W=$(mktemp -d /tmp/hotkv-vector8.XXXXXX)
 # shellcheck source=bench/lib.sh
 . "$ROOT/bench/lib.sh"
+build_vecbench "$VB"
 REDIS=$REDIS8_SERVER
 # shellcheck disable=SC2034
 HOTKV_EXTRA=("${HOTKV_BASE[@]}" --save "" --appendonly no)
