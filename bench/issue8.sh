@@ -114,16 +114,7 @@ for d in $SETS; do
     set_n "$d"
     if [ -n "${CLUSTERS:-}" ]; then C=$CLUSTERS; else C=$(( (100 * N + FULL_N / 2) / FULL_N )); [ "$C" -ge 1 ] || C=1; fi
     f="$DATA_DIR/vec-n$N-d$d-q$NQ-c$C-s$SIGMA-seed$SEED.bin"
-    if [ ! -s "$f" ] || [ "$VB" -nt "$f" ]; then
-        log "generating $f"
-        "$VB" gen -o "$f" -n "$N" -d "$d" -q "$NQ" -k 10 --clusters "$C" --sigma "$SIGMA" --seed "$SEED" > "$W/gen-$d.txt" ||
-            die "dataset generation failed"
-        line=$(grep '^VECBENCH gen ' "$W/gen-$d.txt")
-    else
-        line="VECBENCH gen file=$f $("$VB" info "$f" | sed 's/^VECBENCH info //') cached=1"
-    fi
-    log "$line"
-    echo "set=$d side=data ${line#VECBENCH gen }" >> "$RES"
+    vec_dataset "$d" "$f" -n "$N" -d "$d" -q "$NQ" -k 10 --clusters "$C" --sigma "$SIGMA" --seed "$SEED"
     FILE_OF[$d]=$f
 done
 

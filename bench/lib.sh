@@ -137,6 +137,22 @@ build_vecbench() {
     mv -f "$vb.tmp.$$" "$vb"
 }
 
+# vec_dataset SET FILE GEN-ARGS...: make sure the vecbench dataset FILE
+# exists (vecbench gen -o FILE GEN-ARGS when it is missing or older than
+# $VB), log its description and record it in $RES as "set=SET side=data".
+vec_dataset() {
+    local d=$1 f=$2 line; shift 2
+    if [ ! -s "$f" ] || [ "$VB" -nt "$f" ]; then
+        log "generating $f"
+        "$VB" gen -o "$f" "$@" > "$W/gen-$d.txt" || die "dataset generation failed"
+        line=$(grep '^VECBENCH gen ' "$W/gen-$d.txt")
+    else
+        line="VECBENCH gen file=$f $("$VB" info "$f" | sed 's/^VECBENCH info //') cached=1"
+    fi
+    log "$line"
+    echo "set=$d side=data ${line#VECBENCH gen }" >> "$RES"
+}
+
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 
 median() {  # numbers on stdin -> median

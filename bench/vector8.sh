@@ -96,16 +96,8 @@ declare -A FILE_OF=()
 for d in $SETS; do
     case $d in 1536) n=$N1536; lat=$LATENT1536 ;; 128) n=$N128; lat=$LATENT128 ;; *) die "unknown set $d" ;; esac
     f="$DATA_DIR/vec-n$n-d$d-q$NQ-c$CLUSTERS-s$SIGMA-seed$SEED-l$lat.bin"
-    if [ ! -s "$f" ] || [ "$VB" -nt "$f" ]; then
-        log "generating $f"
-        "$VB" gen -o "$f" -n "$n" -d "$d" -q "$NQ" -k 10 --clusters "$CLUSTERS" --sigma "$SIGMA" --seed "$SEED" \
-            --latent "$lat" > "$W/gen-$d.txt" || die "dataset generation failed"
-        line=$(grep '^VECBENCH gen ' "$W/gen-$d.txt")
-    else
-        line="VECBENCH gen file=$f $("$VB" info "$f" | sed 's/^VECBENCH info //') cached=1"
-    fi
-    log "$line"
-    echo "set=$d side=data ${line#VECBENCH gen }" >> "$RES"
+    vec_dataset "$d" "$f" -n "$n" -d "$d" -q "$NQ" -k 10 --clusters "$CLUSTERS" --sigma "$SIGMA" --seed "$SEED" \
+        --latent "$lat"
     FILE_OF[$d]=$f
 done
 
