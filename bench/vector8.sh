@@ -38,7 +38,8 @@
 #   (--threads 2), SETS ("1536 128"), N1536 (20000), N128 (100000),
 #   LATENT1536 (64), LATENT128 (0), NQ (500), CLUSTERS (100), SIGMA (1.0),
 #   SEED (8), EFS (40,80,150,300,500), CLIENTS (1,8), QUANTS
-#   ("NOQUANT Q8"), T (3), PIPELINE (32), DATA_DIR (/tmp/hotkv-vecdata),
+#   ("NOQUANT Q8"), T (3), R (1: query runs per server, figures are
+#   their medians), PIPELINE (32), DATA_DIR (/tmp/hotkv-vecdata),
 #   BENCH_BUILD (build), SERVER_CPU (all cores), KEEP=1, QUICK=1
 #   (N1536=5000 N128=20000 NQ=200 T=2 EFS=40,150,500).
 set -uo pipefail
@@ -60,6 +61,11 @@ if [ -z "${REDIS8_SERVER:-}" ]; then
 fi
 [ -x "$REDIS8_SERVER" ] || die "REDIS8_SERVER is not an executable: $REDIS8_SERVER"
 
+CMDLINE=""
+for v in QUICK HOTKV_BIN HOTKV_ARGS SETS N1536 N128 LATENT1536 LATENT128 NQ CLUSTERS SIGMA SEED EFS CLIENTS QUANTS T R \
+         PIPELINE SERVER_CPU; do
+    [ -n "${!v+x}" ] && CMDLINE+="$v=$(printf '%q' "${!v}") "
+done
 if [ "${QUICK:-0}" = 1 ]; then
     : "${N1536:=5000}" "${N128:=20000}" "${NQ:=200}" "${T:=2}" "${EFS:=40,150,500}"
 fi
@@ -67,7 +73,7 @@ SETS=${SETS:-1536 128}; N1536=${N1536:-20000}; N128=${N128:-100000}
 LATENT1536=${LATENT1536:-64}; LATENT128=${LATENT128:-0}; NQ=${NQ:-500}
 CLUSTERS=${CLUSTERS:-100}; SIGMA=${SIGMA:-1.0}; SEED=${SEED:-8}
 EFS=${EFS:-40,80,150,300,500}; CLIENTS=${CLIENTS:-1,8}; QUANTS=${QUANTS:-NOQUANT Q8}
-T=${T:-3}; PIPELINE=${PIPELINE:-32}; DATA_DIR=${DATA_DIR:-/tmp/hotkv-vecdata}
+T=${T:-3}; R=${R:-1}; PIPELINE=${PIPELINE:-32}; DATA_DIR=${DATA_DIR:-/tmp/hotkv-vecdata}
 BENCH_BUILD=${BENCH_BUILD:-build}
 SERVER_CPU=${SERVER_CPU:-0-$(( $(nproc) - 1 ))}
 read -r -a HOTKV_BASE <<< "${HOTKV_ARGS:---threads 2}"
@@ -111,10 +117,12 @@ for d in $SETS; do
                 > "$W/load.txt" 2>&1 || { cat "$W/load.txt" >&2; die "$side load failed"; }
             l=$(grep '^VECBENCH load ' "$W/load.txt"); log "$l"
             echo "set=$d quant=$q side=$side ${l#VECBENCH load }" >> "$RES"
-            "$VB" query -p "$SRV_PORT" -f "${FILE_OF[$d]}" -K vs --ef "$EFS" --clients "$CLIENTS" -T "$T" \
-                --server-pid "$SRV_PID" > "$W/query.txt" 2>&1 || { cat "$W/query.txt" >&2; die "$side query failed"; }
-            grep '^VECBENCH query ' "$W/query.txt" | while read -r ql; do
-                log "$ql"; echo "set=$d quant=$q side=$side ${ql#VECBENCH query }" >> "$RES"
+            for ((rep = 1; rep <= R; rep++)); do
+                "$VB" query -p "$SRV_PORT" -f "${FILE_OF[$d]}" -K vs --ef "$EFS" --clients "$CLIENTS" -T "$T" \
+                    --server-pid "$SRV_PID" > "$W/query.txt" 2>&1 || { cat "$W/query.txt" >&2; die "$side query failed"; }
+                grep '^VECBENCH query ' "$W/query.txt" | while read -r ql; do
+                    log "$ql"; echo "set=$d quant=$q side=$side rep=$rep ${ql#VECBENCH query }" >> "$RES"
+                done
             done
             stop_server "$SRV_PID"
         done
@@ -124,25 +132,36 @@ LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
 
 SVG=""; [ -n "$OUT" ] && SVG=${OUT%.md}.svg
 "$PY" - "$RES" "$SVG" "$OUT" "$R8VER" "$HOTKV" "${HOTKV_BASE[*]}" "$LOAD0" "$LOAD1" "$(nproc)" \
-    "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)" "$SERVER_CPU" <<'PYEOF' > "$W/report.md"
+    "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)" "$SERVER_CPU" "$CMDLINE" <<'PYEOF' > "$W/report.md"
 import sys, collections
-res, svg, out, r8ver, hotkv, hargs, load0, load1, ncpu, rev, cpus = sys.argv[1:12]
+res, svg, out, r8ver, hotkv, hargs, load0, load1, ncpu, rev, cpus, cmdline = sys.argv[1:13]
 rows = []
 for line in open(res):
     kv = dict(t.split("=", 1) for t in line.split() if "=" in t)
     rows.append(kv)
 data = {r["set"]: r for r in rows if r.get("side") == "data"}
 loads = {(r["set"], r["quant"], r["side"]): r for r in rows if "vadd_per_s" in r}
-qs = collections.defaultdict(dict)
+f = lambda x: float(x)
+# with R repetitions, each figure is the median of its runs
+runs = collections.defaultdict(list)
 for r in rows:
     if "qps" in r:
-        qs[(r["set"], r["quant"], int(r["clients"]))][(r["side"], int(r["ef"]))] = r
-f = lambda x: float(x)
+        runs[(r["set"], r["quant"], int(r["clients"]), r["side"], int(r["ef"]))].append(r)
+qs = collections.defaultdict(dict)
+reps = 1
+for (s_, q_, c_, side_, ef_), rs in runs.items():
+    reps = max(reps, len(rs))
+    med = {}
+    for fld in ("qps", "recall", "server_cpu_us_per_query", "p99_ms"):
+        v = sorted(f(r[fld]) for r in rs)
+        med[fld] = v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
+    qs[(s_, q_, c_)][(side_, ef_)] = med
 print("# Vector sets: HotKV against Redis 8 (issue 21 part 1)\n")
-print("Command: `%s`  " % ("bench/vector8.sh" + (" -o " + out if out else "") + " with REDIS8_SERVER set"))
+print("Command: `%sbench/vector8.sh%s` with REDIS8_SERVER set  " % (cmdline, " -o " + out if out else ""))
 print("HotKV: `%s %s` (HEAD %s); Redis 8: `%s` (defaults; VSIM on its own threads).  " % (hotkv, hargs, rev, r8ver))
 print("Machine: %s cores; servers on cores %s, vecbench on the same cores; load %s at start, %s at end.  " % (ncpu, cpus, load0, load1))
-print("Method: one server at a time; VADD of every point pipelined, then per EF and client count VSIM FP32 COUNT 10 EF ef, one request in flight per client, until every query ran once and the time passed; recall@10 over the first pass against the exact top 10.\n")
+print("Method: one server at a time; VADD of every point pipelined, then per EF and client count VSIM FP32 COUNT 10 EF ef, one request in flight per client, until every query ran once and the time passed; recall@10 over the first pass against the exact top 10%s.\n" % (
+    "; every query figure is the median of %d runs on the same loaded server" % reps if reps > 1 else ""))
 print("## Data\n")
 print("| dims | points | queries | clusters | latent dims | mean top-1 / top-10 cosine |")
 print("|---|---|---|---|---|---|")
