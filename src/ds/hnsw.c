@@ -7,6 +7,7 @@
  *
  *   header: payload, l2, then one u32 word: level, live, level-0 count
  *   level-0 links: 2*M u32 ids
+ *   F32 only: a dim-bit code (the signs of the rotated vector, code_of)
  *   vector: F32 two planes of dim u16: the floats' high halves (bfloat16,
  *           truncated), then their low halves | Q8 f32 range, f32 1/|q|,
  *           dim int8 | BIN u64s
@@ -587,6 +588,12 @@ static void quantize_bits(const struct hnsw *h, const float *v, uint64_t *out)
  * vector shares a large common component, as real embeddings do. */
 #define HNSW_ROT_ROUNDS 2
 
+/* 64-bit words of one round's signs. */
+static inline size_t rsign_words(uint32_t rdim)
+{
+    return rdim / 64 ? rdim / 64 : 1;
+}
+
 typedef float v4f __attribute__((vector_size(16), aligned(4)));
 
 /* In place, unnormalised; n a power of two.  Four lanes at a time from
@@ -619,7 +626,7 @@ static void code_of(const struct hnsw *h, const float *v, uint64_t *out)
     memcpy(x, v, (size_t)h->dim * sizeof(float));
     memset(x + h->dim, 0, (size_t)(n - h->dim) * sizeof(float));
     for (uint32_t r = 0; r < HNSW_ROT_ROUNDS; r++) {
-        const uint64_t *sg = h->rsign + (size_t)r * (n / 64 ? n / 64 : 1);
+        const uint64_t *sg = h->rsign + (size_t)r * rsign_words(n);
         for (uint32_t i = 0; i < n; i++)
             if ((sg[i >> 6] >> (i & 63)) & 1)
                 x[i] = -x[i];
@@ -742,7 +749,7 @@ static struct hnsw *hnsw_alloc(uint32_t dim, int quant, uint32_t M)
         while (n < dim)
             n <<= 1;
         h->rdim = n;
-        size_t words = (size_t)HNSW_ROT_ROUNDS * (n / 64 ? n / 64 : 1);
+        size_t words = HNSW_ROT_ROUNDS * rsign_words(n);
         h->rsign = hk_malloc(words * 8);
         uint64_t st = 0x9E3779B97F4A7C15ULL ^ n; /* fixed: codes are rebuilt on load, but keep them stable */
         for (size_t i = 0; i < words; i++)
@@ -929,10 +936,9 @@ static inline void prefetch_vec(const struct hnsw *h, const uint8_t *v)
 #define HNSW_CODE_Z 2.5f
 #endif
 
-/* F32 sets keep each vector's sign bits as a code (dim bits, 192 bytes at
- * 1536 dims, 1/32 of the floats).  For unit vectors spread over the
- * directions, the fraction of differing signs estimates angle / pi
- * (random-hyperplane hashing), so the code tells cheaply which neighbours
+/* F32 sets keep a code per vector (code_of: dim bits, 192 bytes at 1536
+ * dims, 1/32 of the floats) whose fraction of differing bits estimates
+ * angle / pi, so it tells cheaply which neighbours
  * are far beyond the current ef-th result; those are not worth reading
  * 3 KiB for.  Keeps the ids in todo[0..m) whose hamming distance to the
  * query's code is at most that of a vector at distance `worst` plus
@@ -2083,7 +2089,7 @@ struct hnsw *hnsw_dup(const struct hnsw *h)
     struct hnsw *d = hk_malloc(sizeof(*d));
     *d = *h;
     if (h->rsign)
-        d->rsign = hk_memdup(h->rsign, (size_t)HNSW_ROT_ROUNDS * (h->rdim / 64 ? h->rdim / 64 : 1) * 8);
+        d->rsign = hk_memdup(h->rsign, HNSW_ROT_ROUNDS * rsign_words(h->rdim) * 8);
     d->chunks = h->nchunks ? hk_calloc((size_t)h->nchunks * sizeof(*d->chunks)) : NULL;
     uint32_t per = h->per;
     for (uint32_t c = 0; c < h->nchunks; c++) {
