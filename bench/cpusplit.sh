@@ -15,13 +15,17 @@
 #      --tool=callgrind (CG_KEYS keys preloaded, a warm-up, counters zeroed,
 #      CG_N requests, dump): Ir per request, the part of the user time that
 #      does not depend on the machine's noise.
+# With NOPF=1 (the default) the same HotKV binary also runs with
+# HOTKV_NO_PREFETCH=1 (kind hotkv-nopf): pipelined keys not looked up
+# ahead (net/worker.c prefetch_ahead), a same-binary A/B of that step.
 # The report has one row per server and command, and HotKV's ratios to each
 # other server (requests per CPU-second: higher is better for HotKV).
 #
 # Usage: bench/cpusplit.sh [-o [FILE]]   (default docs/benchmarks/cpusplit-DATE.md)
 # Environment: HOTKV_BIN (build/hotkv-server), REDIS_BIN (redis-server),
 #   REDIS8_SERVER (optional), N (2000000), R (3), KEYS (1000000),
-#   CG_N (100000), CG_KEYS (100000), SERVER_CPU / CLIENT_CPU (0 / 1), KEEP=1.
+#   CG_N (100000), CG_KEYS (100000), SERVER_CPU / CLIENT_CPU (0 / 1), KEEP=1,
+#   NOPF (1).
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT" || exit 1
@@ -45,7 +49,9 @@ cg_bench_env cpusplit
 N=${N:-2000000}; R=${R:-3}; KEYS=${KEYS:-1000000}; CG_KEYS=${CG_KEYS:-100000}  # CG_N: cg_bench_env
 CG_N=$(( (CG_N + 15) / 16 * 16 ))
 REDIS7=$REDIS
-KINDS=(hotkv redis7)
+KINDS=(hotkv)
+[ "${NOPF:-1}" = 1 ] && KINDS+=(hotkv-nopf)
+KINDS+=(redis7)
 if [ -n "${REDIS8_SERVER:-}" ]; then
     [ -x "$REDIS8_SERVER" ] || die "REDIS8_SERVER is not an executable: $REDIS8_SERVER"
     KINDS+=(redis8)
@@ -54,10 +60,11 @@ else
 fi
 TICK=$(getconf CLK_TCK)
 
-bin_of() { case $1 in hotkv) echo "$HOTKV" ;; redis7) echo "$REDIS7" ;; redis8) echo "$REDIS8_SERVER" ;; esac; }
+bin_of() { case $1 in hotkv|hotkv-nopf) echo "$HOTKV" ;; redis7) echo "$REDIS7" ;; redis8) echo "$REDIS8_SERVER" ;; esac; }
 version_of() {
     case $1 in
         hotkv) echo "HotKV $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null), --threads 1" ;;
+        hotkv-nopf) echo "HotKV $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null), --threads 1, HOTKV_NO_PREFETCH=1" ;;
         *) "$(bin_of "$1")" --version | head -1 ;;
     esac
 }
@@ -67,6 +74,7 @@ version_of() {
 start() {
     local kind=$1 label=$2; shift 2
     if [ "$kind" = hotkv ]; then start_server hotkv "$label" "$@"
+    elif [ "$kind" = hotkv-nopf ]; then HOTKV_NO_PREFETCH=1 start_server hotkv "nopf-$label" "$@"
     else REDIS=$(bin_of "$kind") start_server "$kind" "$label" "$@"; fi
 }
 

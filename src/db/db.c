@@ -569,6 +569,31 @@ struct entry *db_get_idx(int db, unsigned slot, const char *key, size_t klen, in
     return e;
 }
 
+void db_prefetch_keys(int db, struct db_pf *k, int n)
+{
+    for (int i = 0; i < n; i++) {
+        k[i].slot = key_slot(k[i].key, k[i].klen);
+        k[i].h = table_hash(k[i].key, k[i].klen);
+        __builtin_prefetch(&ks.locks[k[i].slot], 1);
+    }
+    for (int stage = 0; stage < 4; stage++)
+        for (int i = 0; i < n; i++) {
+            struct spinlock *l = &ks.locks[k[i].slot];
+            if (!spin_trylock(l))
+                continue;
+            const struct table *t = *tslot(db, k[i].slot);
+            if (t) {
+                if (stage == 0)
+                    __builtin_prefetch(t);
+                else if (stage == 1)
+                    table_prefetch_home(t, k[i].h);
+                else
+                    table_prefetch_entry(t, k[i].h, stage == 3);
+            }
+            spin_unlock(l);
+        }
+}
+
 struct entry *db_get(int db, unsigned slot, const char *key, size_t klen, int flags)
 {
     return db_get_idx(db, slot, key, klen, flags, NULL);

@@ -180,6 +180,22 @@ void db_unlock_all(void);
 struct entry *db_get(int db, unsigned slot, const char *key, size_t klen, int flags);
 /* Same, also giving the slot index in the table (for replace/remove). */
 struct entry *db_get_idx(int db, unsigned slot, const char *key, size_t klen, int flags, long *idx);
+/* Warm the caches for the lookups of n keys that are about to run (the
+ * commands already in a client's query buffer): the slot locks, the
+ * tables' headers, the home slots' tag and pointer lines, the entries'
+ * first lines, then the rest of each entry up to 512 bytes; one stage for
+ * all keys before the next, so the cache misses
+ * of a pipelined batch overlap instead of stalling each command in turn.
+ * Every load from a table is made under its slot's lock, taken with a
+ * trylock (a busy slot is skipped); nothing is changed.  Fills in each
+ * key's slot and hash. */
+struct db_pf {
+    const char *key;
+    size_t klen;
+    unsigned slot;
+    uint64_t h;
+};
+void db_prefetch_keys(int db, struct db_pf *k, int n);
 /* Insert an entry for a key that is absent (the caller checked). */
 void db_add(int db, unsigned slot, struct entry *e);
 /* Replace the entry at table index idx with e (frees the old one). */

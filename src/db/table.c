@@ -22,6 +22,37 @@ static inline uint8_t tag_of(uint64_t h)
     return (uint8_t)(0x80 | (h >> 57));
 }
 
+void table_prefetch_home(const struct table *t, uint64_t h)
+{
+    uint32_t i = home(t, h);
+    __builtin_prefetch(table_tags(t) + i);
+    __builtin_prefetch(&t->slots[i]);
+}
+
+void table_prefetch_entry(const struct table *t, uint64_t h, int whole)
+{
+    const uint8_t *tags = table_tags(t);
+    uint8_t tag = tag_of(h);
+    uint32_t i = home(t, h);
+    for (int n = 0; n < 8 && tags[i] != TAG_EMPTY; n++) {
+        if (tags[i] == tag) {
+            const struct entry *e = t->slots[i];
+            if (!whole) {
+                __builtin_prefetch(e);
+                return;
+            }
+            size_t len = entry_size(e);
+            if (len > 512)
+                len = 512;
+            for (size_t o = 64; o < len; o += 64)
+                __builtin_prefetch((const char *)e + o);
+            return;
+        }
+        if (++i == t->cap)
+            i = 0;
+    }
+}
+
 /* One allocation per table: the header, the pointer array, then the tags.
  * The capacity is widened to whatever the allocator's size class holds
  * anyway, so its rounding buys slots instead of being wasted. */

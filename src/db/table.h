@@ -47,6 +47,15 @@ void table_remove(struct table **tp, long i);
  * table_shrink(): a single rehash to ~40% load if under 20%. */
 void table_remove_keep(struct table *t, long i);
 void table_shrink(struct table **tp);
+/* Warming the caches for a lookup of hash h that comes soon (the keys of
+ * pipelined commands, db_prefetch_keys): the tag and pointer lines of
+ * h's home slot; then, once those are in, the first line of the first
+ * entry with h's tag within 8 probes of home; then (whole), once that is
+ * in, the rest of that entry up to 512 bytes (a GET copies the value
+ * out).  Loads only, the caller holding the shard's lock as for a
+ * lookup. */
+void table_prefetch_home(const struct table *t, uint64_t h);
+void table_prefetch_entry(const struct table *t, uint64_t h, int whole);
 /* Bytes of index memory. */
 size_t table_bytes(const struct table *t);
 

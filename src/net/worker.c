@@ -43,6 +43,7 @@
 #include "../base/mem.h"
 #include "../base/slab.h"
 #include "../base/util.h"
+#include "../db/db.h"
 #include "../server.h"
 #include "client_evict.h"
 #include "hooks.h"
@@ -715,9 +716,80 @@ static void set_args(struct client *c)
 
 static void qbuf_reserve(struct client *c, size_t want);
 
+/* Pipelined commands: before the commands behind the one about to run
+ * are executed one by one, their keys (the second argument, where every
+ * key-taking command but a few has one) are looked up ahead, in stages
+ * for all of them at once (db_prefetch_keys), so that the cache misses of
+ * a batch overlap instead of stalling each command in turn.  A key that
+ * is not one (a command with no key there) costs a wasted hash. */
+#define PF_BATCH 16
+#define PF_MAX_ARGS 64
+/* HOTKV_NO_PREFETCH=1 in the environment turns it off (for A/B
+ * measurements); read once by workers_start, before any worker runs. */
+static int pf_off;
+
+/* A decimal number ended by CRLF at p (before e): its value, and the byte
+ * after the CRLF, or NULL. */
+static inline __attribute__((always_inline)) const char *peek_num(const char *p, const char *e, long long *v)
+{
+    long long x = 0;
+    const char *d = p, *lim = e - p > 12 ? p + 12 : e;
+    unsigned dig;
+    while (p < lim && (dig = (unsigned char)*p - '0') <= 9) {
+        x = x * 10 + dig;
+        p++;
+    }
+    if (p == d || e - p < 2 || p[0] != '\r' || p[1] != '\n')
+        return NULL;
+    *v = x;
+    return p + 2;
+}
+
+/* One complete multibulk command of at most PF_MAX_ARGS arguments at p
+ * (before e), without copying anything: its second argument in *key
+ * (NULL with one argument) and the byte after it, or NULL when it is
+ * incomplete, not multibulk, or longer. */
+static const char *peek_cmd(const char *p, const char *e, const char **key, size_t *klen)
+{
+    long long n, len;
+    if (p >= e || *p != '*' || !(p = peek_num(p + 1, e, &n)) || n < 1 || n > PF_MAX_ARGS)
+        return NULL;
+    *key = NULL;
+    for (long long i = 0; i < n; i++) {
+        if (p >= e || *p != '$' || !(p = peek_num(p + 1, e, &len)) || len > e - p - 2)
+            return NULL;
+        if (i == 1) {
+            *key = p;
+            *klen = (size_t)len;
+        }
+        p += len + 2;
+    }
+    return p;
+}
+
+/* Prefetch the keys of the complete commands from qbuf offset from on (up
+ * to PF_BATCH of them); returns the offset up to which it looked, so the
+ * caller comes back only for the commands after those. */
+static size_t prefetch_ahead(struct client *c, size_t from)
+{
+    struct db_pf k[PF_BATCH];
+    const char *p = c->qbuf + from, *e = c->qbuf + c->qlen, *q = NULL;
+    int n = 0, cmds = 0;
+    while (cmds < PF_BATCH && (q = peek_cmd(p, e, &k[n].key, &k[n].klen))) {
+        cmds++;
+        if (k[n].key)
+            n++;
+        p = q;
+    }
+    if (n > 1)
+        db_prefetch_keys(c->db, k, n);
+    return q ? (size_t)(p - c->qbuf) : c->qlen;
+}
+
 /* Parse and run every complete command in the query buffer. */
 static void process_input(struct client *c)
 {
+    size_t pf_end = 0; /* commands before this offset were prefetched */
     c->w->now_us = time_us();
     c->last_ms = c->w->now_us / 1000;
     while (c->qpos < c->qlen &&
@@ -738,6 +810,9 @@ static void process_input(struct client *c)
             break;
         }
         if (c->parser.argc > 0) {
+            size_t next = c->qpos + c->parser.consumed;
+            if (next < c->qlen && next >= pf_end && !pf_off)
+                pf_end = prefetch_ahead(c, next);
             set_args(c);
             net_hooks.execute(c);
             if (HK_UNLIKELY(c->flags & (CF_POSTPONED | CF_HELD))) {
@@ -2101,6 +2176,8 @@ static int listen_start(int n, int port, int tls)
 int workers_start(int n)
 {
     fit_maxclients_to_fd_limit();
+    const char *npf = getenv("HOTKV_NO_PREFETCH");
+    pf_off = npf && *npf && strcmp(npf, "0") != 0;
     nworkers = n;
     /* 64-byte aligned (struct worker's alignment): hk_calloc promises 16. */
     workers = aligned_alloc(_Alignof(struct worker), sizeof(struct worker) * (size_t)n);

@@ -136,6 +136,37 @@ TEST(test_db_active_expire_skips_locked_slot)
     CHECK_EQ(sweep(&cursor, 1000000), 1);
 }
 
+TEST(test_db_prefetch_keys_skips_busy_slots_and_changes_nothing)
+{
+    setup();
+    put(0, "pf:hit", "v", -1);
+    put(0, "{pf:hit}other", "w", -1); /* same slot, different key */
+    unsigned busy = key_slot("pf:busy", 7);
+    put(0, "pf:busy", "v", -1);
+    struct db_pf k[] = {
+        {.key = "pf:hit", .klen = 6},
+        {.key = "pf:missing-in-empty-slot", .klen = 24},
+        {.key = "{pf:hit}missing", .klen = 15},
+        {.key = "pf:busy", .klen = 7},
+        {.key = "", .klen = 0},
+    };
+    int n = (int)(sizeof(k) / sizeof(k[0]));
+    spin_lock(&ks.locks[busy]); /* held by someone else: skipped, not waited for */
+    db_prefetch_keys(0, k, n);
+    CHECK_EQ(atomic_load(&ks.locks[busy].v), 1);
+    spin_unlock(&ks.locks[busy]);
+    for (int i = 0; i < n; i++) {
+        CHECK_EQ(k[i].slot, key_slot(k[i].key, k[i].klen));
+        CHECK_EQ(k[i].h, table_hash(k[i].key, k[i].klen));
+        if (i != 3) /* every other slot's lock was released */
+            CHECK_EQ(atomic_load(&ks.locks[k[i].slot].v), 0);
+    }
+    CHECK_EQ(db_size(0), 3);
+    CHECK(get(0, "pf:hit") != NULL);
+    CHECK(get(0, "pf:busy") != NULL);
+    CHECK(get(0, "{pf:hit}missing") == NULL);
+}
+
 TEST(test_db_active_expire_respects_budget)
 {
     setup();
