@@ -326,17 +326,17 @@ TEST(test_hnsw_recall_f32) { recall_case(HNSW_F32, 0.97, 0.74); }
 TEST(test_hnsw_recall_q8) { recall_case(HNSW_Q8, 0.95, 0.74); }
 TEST(test_hnsw_recall_bin) { recall_case(HNSW_BIN, 0.12, 0.90); }
 
-/* F32 walks a compact code and 16-bit planes and screens neighbours by
- * the code (hnsw.c).  The screen must hold on data whose coordinates
- * are far from alike: here the directions live in 16 of 256 coordinates
- * (plus a large common component, as real embeddings have: all
- * similarities high), and the other 240 carry only faint noise whose
+/* F32 above 256 dims walks a compact code and 16-bit planes and screens
+ * neighbours by the code (hnsw.c).  The screen must hold on data whose
+ * coordinates are far from alike: here the directions live in 16 of 512
+ * coordinates (plus a large common component, as real embeddings have: all
+ * similarities high), and the other 496 carry only faint noise whose
  * signs say nothing about the angles (with the raw coordinates' signs as
  * the code, near neighbours look far: recall fell below 0.96).  The reported distances
  * must be the exact float32 ones. */
 TEST(test_hnsw_f32_codes_with_a_common_component)
 {
-    const uint32_t dim = 256, low = 16, n = HNSW_T_SAN ? 800 : 3000, nq = HNSW_T_SAN ? 40 : 150;
+    const uint32_t dim = 512, low = 16, n = HNSW_T_SAN ? 800 : 3000, nq = HNSW_T_SAN ? 40 : 150;
     float *base = gen_data(n + nq, low, 30, 0.5f, 21, NULL);
     float *data = malloc((size_t)(n + nq) * dim * sizeof(float));
     for (uint32_t i = 0; i < n + nq; i++) {
