@@ -373,6 +373,47 @@ TEST(test_hnsw_f32_codes_with_a_common_component)
     free(data);
 }
 
+/* Deep candidate lists (graph building's ef, a query's re-rank) are
+ * sorted by the distances' bits (hnsw.c maxh_drain): 80 copies of one
+ * vector, whose exact distance to itself rounds below zero, must all come
+ * out first, ascending and exact, from an EF 300 search. */
+TEST(test_hnsw_deep_lists_sort_ties_and_zero)
+{
+    const uint32_t dim = 32, n = HNSW_T_SAN ? 300 : 1200, dups = 80;
+    float *data = gen_data(n, dim, 10, 0.3f, 33, NULL);
+    /* the first dups vectors are copies of one whose distance to itself
+     * rounds below zero */
+    uint32_t neg = 0;
+    while (neg < n && !(1.0f - vd_dot_f32(data + (size_t)neg * dim, data + (size_t)neg * dim, dim) < 0))
+        neg++;
+    if (neg == n)
+        test_fail(__FILE__, __LINE__, "no vector with a negative self-distance");
+    memcpy(data, data + (size_t)neg * dim, dim * sizeof(float));
+    for (uint32_t i = 1; i < dups; i++)
+        memcpy(data + (size_t)i * dim, data, dim * sizeof(float));
+    uint32_t *ids = malloc(n * sizeof(uint32_t));
+    struct hnsw *h = build(data, n, dim, HNSW_F32, 16, 200, ids);
+    struct hnsw_result r[100];
+    uint32_t got = hnsw_search(h, data, 100, 300, NULL, NULL, 0, r);
+    CHECK_EQ(got, 100);
+    float self = 1.0f - vd_dot_f32(data, data, dim);
+    CHECK(self < 0);
+    uint32_t same = 0;
+    for (uint32_t a = 0; a < got; a++) {
+        if (a)
+            CHECK(r[a].dist >= r[a - 1].dist);
+        CHECK(r[a].dist == hnsw_distance(h, data, r[a].id));
+        same += r[a].dist == self;
+    }
+    CHECK_EQ(same, dups);
+    for (uint32_t a = 0; a < dups; a++)
+        CHECK(r[a].dist == self);
+    CHECK_GRAPH(h);
+    hnsw_free(h);
+    free(ids);
+    free(data);
+}
+
 /* ------------------------------------------------ filter and exact --- */
 
 static int pass_even(void *payload, void *ctx)
