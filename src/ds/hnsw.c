@@ -26,7 +26,9 @@
  *
  * Searches keep their state in thread-local scratch: visited tags (u16
  * epochs, cleared only when the epoch wraps), a candidate min-heap and a
- * result max-heap; the next neighbours' vectors are prefetched.
+ * result max-heap; the next neighbours' vectors are prefetched, and for
+ * small vectors the walk runs one expansion behind its prefetches
+ * (search_layer_pipe).
  *
  * Distances: F32 1 - dot, walked on the high plane alone (half the bytes
  * of the floats: the walk is bound by memory traffic, a node's vector is
@@ -1071,6 +1073,89 @@ static uint32_t greedy(const struct hnsw *h, const struct qctx *q, uint32_t ep, 
     return ep;
 }
 
+#ifndef HNSW_PIPE
+#define HNSW_PIPE 1
+#endif
+
+/* search_layer for small vectors (HNSW_PF_ALL) without a filter, one
+ * expansion behind: each turn pops the best candidate, marks its new
+ * neighbours and prefetches them, then computes the distances of the
+ * neighbours the previous turn prefetched, which have had a whole turn to
+ * arrive.  In search_layer's order the first distance of every expansion
+ * waits for its vector; here the wait overlaps the next expansion's link
+ * reads.  The walk differs only in that a candidate is chosen before the
+ * previous expansion's neighbours are in the heaps; the stop test is
+ * taken only with none pending, so no neighbour is left out.  Measured
+ * in-process (bench/hnsw_inproc.c, same graph, alternating runs): on
+ * 100,000 x 128 10-20% less time per query at EF 40-500 (EF 500 231-244
+ * -> 194-195 us) with recall@10 equal or higher (EF 40 0.9500 -> 0.9556),
+ * inserts 10% faster (138 -> 124 us); on 50,000 x 256 the same. */
+static uint32_t search_layer_pipe(const struct hnsw *h, const struct qctx *q, uint32_t ep, float epd, uint32_t ef,
+                                  int level, int screen)
+{
+    uint16_t tag = visit_begin(h->max_id);
+    uint16_t *tags = tl.tags;
+    float z = screen_z(h, ef);
+    tl.res = grow(tl.res, &tl.rcap, (size_t)ef + 2, sizeof(struct hq));
+    tl.cand = grow(tl.cand, &tl.ccap, (size_t)ef + h->M0 + 2, sizeof(struct hq));
+    tl.ids = grow(tl.ids, &tl.idscap, (size_t)2 * h->M0, sizeof(uint32_t));
+    struct hq *res = tl.res, *cand = tl.cand;
+    uint32_t *pend = tl.ids, *todo = tl.ids + h->M0;
+    uint32_t nc = 0, nr = 0, np = 0;
+    uint32_t span = h->cbytes + h->wbytes;
+    tags[ep] = tag;
+    minh_push(cand, &nc, epd, ep);
+    maxh_push(res, &nr, epd, ep);
+    for (;;) {
+        uint32_t m = 0;
+        if (nc && !(nr >= ef && cand[0].d > res[0].d)) {
+            struct hq c = cand[0];
+            minh_pop(cand, &nc);
+            const uint32_t *lb = lblock(h, c.id, level);
+            for (uint32_t i = 0, n = LN(lb); i < n; i++) {
+                uint32_t nb = lb[1 + i];
+                if (tags[nb] == tag)
+                    continue;
+                tags[nb] = tag;
+                todo[m++] = nb;
+                const uint8_t *v = slot(h, nb) + h->voff - h->cbytes;
+                for (uint32_t o = 0; o < span; o += 64)
+                    __builtin_prefetch(v + o);
+                __builtin_prefetch(v + span - 1);
+            }
+            if (nc) {
+                const uint8_t *ns = slot(h, cand[0].id) + 12;
+                for (uint32_t o = 0; o < 4 * (h->M0 + 1); o += 64)
+                    __builtin_prefetch(ns + o);
+                __builtin_prefetch(ns + 4 * (h->M0 + 1) - 1);
+            }
+        } else if (!np) {
+            break;
+        }
+        if (screen && h->cbytes && nr >= ef && np)
+            np = code_screen(h, q, pend, np, res[0].d, z);
+        for (uint32_t j = 0; j < np; j++) {
+            uint32_t nb = pend[j];
+            float d = qdist(h, q, slot(h, nb) + h->voff);
+            if (nr < ef || d < res[0].d) {
+                if (nc + 1 > tl.ccap) {
+                    tl.cand = grow(tl.cand, &tl.ccap, (size_t)nc + 1, sizeof(struct hq));
+                    cand = tl.cand;
+                }
+                minh_push(cand, &nc, d, nb);
+                maxh_push(res, &nr, d, nb);
+                if (nr > ef)
+                    maxh_pop(res, &nr);
+            }
+        }
+        uint32_t *t = pend;
+        pend = todo;
+        todo = t;
+        np = m;
+    }
+    return nr;
+}
+
 /* Best-first search of one level from ep.  Leaves up to ef results in the
  * max-heap tl.res; returns their number.  With a filter, only passing
  * nodes become results (every node is still explored), and at most
@@ -1079,6 +1164,8 @@ static uint32_t greedy(const struct hnsw *h, const struct qctx *q, uint32_t ep, 
 static uint32_t search_layer(const struct hnsw *h, const struct qctx *q, uint32_t ep, float epd, uint32_t ef,
                              int level, hnsw_filter_fn filter, void *fctx, uint64_t max_visit, int screen)
 {
+    if (HNSW_PIPE && !filter && h->cbytes + h->wbytes <= HNSW_PF_ALL)
+        return search_layer_pipe(h, q, ep, epd, ef, level, screen);
     uint16_t tag = visit_begin(h->max_id);
     uint16_t *tags = tl.tags;
     float z = screen_z(h, ef);
