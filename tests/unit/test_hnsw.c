@@ -334,6 +334,52 @@ TEST(test_hnsw_recall_bin) { recall_case(HNSW_BIN, 0.12, 0.90); }
  * signs say nothing about the angles (with the raw coordinates' signs as
  * the code, near neighbours look far: recall fell below 0.96).  The reported distances
  * must be the exact float32 ones. */
+#ifndef Q8_CC_BOUND
+#define Q8_CC_BOUND 0.95
+#endif
+static float *common_component_data(uint32_t n, uint32_t dim, uint32_t low)
+{
+    float *base = gen_data(n, low, 30, 0.5f, 21, NULL);
+    float *data = malloc((size_t)n * dim * sizeof(float));
+    for (uint32_t i = 0; i < n; i++) {
+        float *v = data + (size_t)i * dim;
+        for (uint32_t j = 0; j < dim; j++)
+            v[j] = j < low ? base[(size_t)i * low + j] + (j == 0 ? 2.0f : 0.0f) : 0.002f * tr_gauss();
+        normalize(v, dim);
+    }
+    free(base);
+    return data;
+}
+
+/* Q8 above 256 dims keeps the same code (taken from its int8 components)
+ * and screens by it: the same data must keep its recall, and the scores
+ * are the float query against the stored int8 vector. */
+TEST(test_hnsw_q8_codes_with_a_common_component)
+{
+    const uint32_t dim = 512, low = 16, n = HNSW_T_SAN ? 800 : 3000, nq = HNSW_T_SAN ? 40 : 150;
+    float *data = common_component_data(n + nq, dim, low);
+    uint32_t *ids = malloc(n * sizeof(uint32_t));
+    struct hnsw *h = build(data, n, dim, HNSW_Q8, 16, HNSW_T_SAN ? 100 : 200, ids);
+    const float *qs = data + (size_t)n * dim;
+    double rc = recall_at(h, data, n, dim, qs, nq, 100, ids);
+    if (rc < Q8_CC_BOUND)
+        test_fail(__FILE__, __LINE__, "Q8 recall@10 %.4f < %.2f with a common component", rc, Q8_CC_BOUND);
+    struct hnsw_result r[10];
+    for (uint32_t i = 0; i < nq; i++) {
+        uint32_t got = hnsw_search(h, qs + (size_t)i * dim, 10, 60, NULL, NULL, 0, r);
+        CHECK(got == 10);
+        for (uint32_t a = 0; a < got; a++) {
+            CHECK(r[a].dist == hnsw_distance(h, qs + (size_t)i * dim, r[a].id));
+            if (a)
+                CHECK(r[a].dist >= r[a - 1].dist);
+        }
+    }
+    CHECK_GRAPH(h);
+    hnsw_free(h);
+    free(ids);
+    free(data);
+}
+
 TEST(test_hnsw_f32_codes_with_a_common_component)
 {
     const uint32_t dim = 512, low = 16, n = HNSW_T_SAN ? 800 : 3000, nq = HNSW_T_SAN ? 40 : 150;
@@ -643,9 +689,11 @@ static struct hnsw *small_graph(int quant, uint32_t n, uint32_t dim, float **dat
 
 TEST(test_hnsw_save_load_round_trip)
 {
-    for (int quant = 0; quant < 3; quant++) {
+    /* F32, Q8, BIN; then F32 and Q8 above 256 dims (with codes) */
+    for (int c = 0; c < 5; c++) {
+        int quant = c < 3 ? c : c - 3;
         float *data;
-        uint32_t dim = quant == 2 ? 100 : 24, n = HNSW_T_SAN ? 300 : 1500;
+        uint32_t dim = c >= 3 ? 300 : quant == 2 ? 100 : 24, n = HNSW_T_SAN ? 300 : 1500;
         struct hnsw *h = small_graph(quant, n, dim, &data);
         CHECK(hnsw_max_level(h) >= 1);
         struct mbuf m = {0};
