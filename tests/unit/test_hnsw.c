@@ -383,15 +383,7 @@ TEST(test_hnsw_q8_codes_with_a_common_component)
 TEST(test_hnsw_f32_codes_with_a_common_component)
 {
     const uint32_t dim = 512, low = 16, n = HNSW_T_SAN ? 800 : 3000, nq = HNSW_T_SAN ? 40 : 150;
-    float *base = gen_data(n + nq, low, 30, 0.5f, 21, NULL);
-    float *data = malloc((size_t)(n + nq) * dim * sizeof(float));
-    for (uint32_t i = 0; i < n + nq; i++) {
-        float *v = data + (size_t)i * dim;
-        for (uint32_t j = 0; j < dim; j++)
-            v[j] = j < low ? base[(size_t)i * low + j] + (j == 0 ? 2.0f : 0.0f) : 0.002f * tr_gauss();
-        normalize(v, dim);
-    }
-    free(base);
+    float *data = common_component_data(n + nq, dim, low);
     uint32_t *ids = malloc(n * sizeof(uint32_t));
     struct hnsw *h = build(data, n, dim, HNSW_F32, 16, HNSW_T_SAN ? 100 : 200, ids);
     const float *qs = data + (size_t)n * dim;
