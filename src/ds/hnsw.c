@@ -121,8 +121,8 @@ struct hnsw {
     uint32_t nsize;  /* slot bytes */
     uint32_t voff;   /* vector offset in a slot */
     uint32_t cbytes; /* F32, Q8 of over HNSW_CODE_MINDIM dims: the sign-bit code's bytes, just before the vector */
-    uint32_t rdim;   /* F32: dim rounded up to a power of two (the rotation's size) */
-    uint64_t *rsign; /* F32: HNSW_ROT_ROUNDS x rdim random signs, one bit each */
+    uint32_t rdim;   /* with a code: dim rounded up to a power of two (the rotation's size) */
+    uint64_t *rsign; /* with a code: HNSW_ROT_ROUNDS x rdim random signs, one bit each */
     uint32_t per;    /* slots per chunk (>= 2) */
     uint64_t recip;  /* floor((2^64 - 1) / per) + 1: id / per = (recip * id) >> 64 */
     uint32_t cap0;   /* slots allocated in chunk 0 */
@@ -736,27 +736,25 @@ static void store_vector(const struct hnsw *h, const float *v, uint8_t *dst)
 /* v quantised to a Q8 vector at dst. */
 static void q8_store(const struct hnsw *h, const float *v, uint8_t *dst)
 {
-    {
-        float r = 0;
-        for (uint32_t i = 0; i < h->dim; i++) {
-            float a = fabsf(v[i]);
-            if (a > r)
-                r = a;
-        }
-        memcpy(dst, &r, sizeof(r));
-        int8_t *q = (int8_t *)(dst + Q8_HDR);
-        for (uint32_t i = 0; i < h->dim; i++) {
-            float x = r > 0 ? v[i] / r * 127.0f : 0.0f;
-            long t = lrintf(x);
-            if (t > 127)
-                t = 127;
-            if (t < -127)
-                t = -127;
-            q[i] = (int8_t)t;
-        }
-        float sc = q8_compute_scale(dst, h->dim);
-        memcpy(dst + 4, &sc, sizeof(sc));
+    float r = 0;
+    for (uint32_t i = 0; i < h->dim; i++) {
+        float a = fabsf(v[i]);
+        if (a > r)
+            r = a;
     }
+    memcpy(dst, &r, sizeof(r));
+    int8_t *q = (int8_t *)(dst + Q8_HDR);
+    for (uint32_t i = 0; i < h->dim; i++) {
+        float x = r > 0 ? v[i] / r * 127.0f : 0.0f;
+        long t = lrintf(x);
+        if (t > 127)
+            t = 127;
+        if (t < -127)
+            t = -127;
+        q[i] = (int8_t)t;
+    }
+    float sc = q8_compute_scale(dst, h->dim);
+    memcpy(dst + 4, &sc, sizeof(sc));
 }
 
 /* Set up q for the float query v (BIN quantises into scratch). */
