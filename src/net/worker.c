@@ -386,6 +386,7 @@ static int tls_read(struct client *c);
 
 /* net_adopt: the connection becomes a client of worker 0. */
 struct adopt_req {
+    struct adopt_req *next;
     int fd;
     void *ssl; /* a TLS connection whose handshake is done, or NULL */
     unsigned flags;
@@ -395,9 +396,25 @@ struct adopt_req {
     char init[];
 };
 
+/* The job only queues the connection: jobs also run inside a command
+ * (worker_broadcast's wait: CLIENT KILL in EXEC, all slot locks held) and
+ * inside slot-lock waits, where running the new client's input (its
+ * commands take slot locks) or ready() (replica.c's link_ready takes
+ * apply_mu) would wait for a lock this very thread holds or waits behind.
+ * run_adopted() makes the clients at the top of the loop. */
 static void adopt_job(struct worker *w, void *arg)
 {
     struct adopt_req *r = arg;
+    r->next = NULL;
+    if (w->adopt_tail)
+        w->adopt_tail->next = r;
+    else
+        w->adopt_head = r;
+    w->adopt_tail = r;
+}
+
+static void adopt_now(struct worker *w, struct adopt_req *r)
+{
     struct sockaddr_storage sa;
     socklen_t sl = sizeof(sa);
     memset(&sa, 0, sizeof(sa));
@@ -431,6 +448,31 @@ static void adopt_job(struct worker *w, void *arg)
     else
         client_output_ready(c);
     hk_free(r);
+}
+
+static void run_adopted(struct worker *w)
+{
+    while (w->adopt_head) {
+        struct adopt_req *r = w->adopt_head;
+        w->adopt_head = r->next;
+        if (!w->adopt_head)
+            w->adopt_tail = NULL;
+        adopt_now(w, r);
+    }
+}
+
+/* Shutdown: the connections never made clients are closed. */
+static void drop_adopted(struct worker *w)
+{
+    while (w->adopt_head) {
+        struct adopt_req *r = w->adopt_head;
+        w->adopt_head = r->next;
+        if (r->ssl)
+            tls_conn_free(r->ssl, 0);
+        close(r->fd);
+        hk_free(r);
+    }
+    w->adopt_tail = NULL;
 }
 
 void net_adopt(int fd, void *ssl, unsigned flags, const char *init, size_t n, void (*ready)(struct client *, void *),
@@ -1894,7 +1936,7 @@ static void *worker_main(void *arg)
         if (bt >= 0 && bt < timeout)
             timeout = (int)bt;
         timeout = expire_timeout(timeout);
-        if (w->resume || w->push_head)
+        if (w->resume || w->push_head || w->adopt_head)
             timeout = 0;
         if (timeout < 0)
             timeout = 0;
@@ -1913,6 +1955,7 @@ static void *worker_main(void *arg)
             nops++;
         }
         turn_io(ops, nops);
+        run_adopted(w);
         run_resumed(w);
         net_before_reply(); /* one group commit for this turn's replies */
         flush_pending(w);
@@ -1944,6 +1987,7 @@ static void *worker_main(void *arg)
         run_jobs(w);
         nanosleep(&ts, NULL);
     }
+    drop_adopted(w);
     ring_exit();
     net_hooks.thread_exit(w);
     mem_thread_unregister();

@@ -23,6 +23,7 @@ struct worker_stats {
 };
 
 struct job;
+struct adopt_req;
 struct worker {
     int id;
     pthread_t tid;
@@ -34,6 +35,10 @@ struct worker {
     struct client *pending_write;     /* replies to flush this loop turn */
     struct client *push_head, *push_tail; /* pushed output (pub/sub), written FIFO with a per-turn budget */
     struct client *resume;            /* unblocked clients whose input to run */
+    /* net_adopt's connections, taken from the job queue, made clients at
+     * the top of the loop (never inside a command or a lock wait, where
+     * jobs also run): FIFO. */
+    struct adopt_req *adopt_head, *adopt_tail;
     /* Written by other threads (worker_post, worker_broadcast): a cache
      * line of its own, apart from the fields this worker writes per
      * command.  (struct worker is 64-byte aligned: workers[] never shares a

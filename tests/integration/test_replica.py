@@ -300,6 +300,97 @@ def test_promotion_and_the_others_follow():
         stop_all(r2, r1, m)
 
 
+def test_reconfigured_inside_exec_while_the_stream_starts():
+    """Sentinel's reconfiguration: MULTI, REPLICAOF <promoted replica>,
+    CLIENT KILL TYPE normal, CLIENT KILL TYPE pubsub, EXEC.  The partial
+    resync with the promoted replica completes within the EXEC and its
+    first stream bytes come with +CONTINUE; the link's worker must not run
+    them (their commands take slot locks) while it waits inside CLIENT KILL
+    holding every slot lock.  It did: the EXEC never answered and the
+    server stopped serving.  Writers feed the master; each round they stop
+    until everyone is in sync, a replica is promoted, they write to it, the
+    old master follows it, and the reconfiguration above moves the third
+    server over: every move is a partial resync with backlog to send."""
+    backlog = ("--repl-backlog-size", "64mb")
+    x = hotkv(*backlog)
+    y = b = None
+    stop, go = threading.Event(), threading.Event()
+    cur = {"port": x.port}
+    idle = [threading.Event(), threading.Event()]
+
+    def writer(i):
+        n = 0
+        while not stop.is_set():
+            try:
+                port = cur["port"]
+                c = raw(port)
+                while not stop.is_set() and port == cur["port"]:
+                    if not go.is_set():
+                        idle[i].set()
+                        go.wait(0.1)
+                        continue
+                    idle[i].clear()
+                    p = c.pipeline(transaction=False)
+                    for _ in range(20):
+                        n += 1
+                        p.set("k%d" % (n % 500), n)
+                    p.execute()
+            except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError):
+                time.sleep(0.01)
+
+    threads = [threading.Thread(target=writer, args=(i,), daemon=True) for i in range(2)]
+    try:
+        y = hotkv("--replicaof", "127.0.0.1", str(x.port), *backlog)
+        b = hotkv("--replicaof", "127.0.0.1", str(x.port), *backlog)
+        assert wait_until(lambda: synced(raw(y.port), raw(x.port)) and synced(raw(b.port), raw(x.port)), timeout=15)
+        go.set()
+        for t in threads:
+            t.start()
+        master, replica = x, y
+        for rnd in range(8):
+            time.sleep(0.2)
+            go.clear()
+            assert wait_until(lambda: all(e.is_set() for e in idle), timeout=10)
+            mc, rc = raw(master.port), raw(replica.port)
+            assert wait_until(lambda: synced(rc, mc) and synced(raw(b.port), mc), timeout=10), rnd
+            cur["port"] = replica.port
+            assert rc.execute_command("REPLICAOF", "NO", "ONE") == "OK"
+            go.set()
+            time.sleep(random.uniform(0.05, 0.2))
+            # A new connection each round: the EXEC lands on either worker.
+            # (Sentinel's CONFIG REWRITE there gives the link the time to
+            # finish its handshake; DEBUG SLEEP stands for it.)
+            s = redis.Redis(port=b.port, socket_timeout=5, decode_responses=True)
+            p = s.pipeline(transaction=True)
+            p.execute_command("REPLICAOF", "127.0.0.1", str(replica.port))
+            p.execute_command("DEBUG", "SLEEP", "0.05")
+            p.execute_command("CLIENT", "KILL", "TYPE", "normal")
+            p.execute_command("CLIENT", "KILL", "TYPE", "pubsub")
+            try:
+                p.execute()
+            except redis.TimeoutError:
+                pytest.fail("round %d: the EXEC did not answer in 5 s\n%s" % (rnd, logtext(b)[-3000:]))
+            s.close()
+            assert raw(b.port).ping(), rnd
+            assert wait_until(lambda: info(raw(b.port)).get("master_link_status") == "up"
+                              and info(raw(b.port)).get("master_port") == str(replica.port), timeout=10), (
+                rnd, logtext(b)[-3000:])
+            assert mc.execute_command("REPLICAOF", "127.0.0.1", str(replica.port)) == "OK"
+            master, replica = replica, master
+        stop.set()
+        for t in threads:
+            t.join(10)
+        assert wait_until(lambda: synced(raw(b.port), raw(master.port)), timeout=15), logtext(b)[-3000:]
+        # Every move was a partial resync (B's eight, the old masters' seven).
+        partial = sum(stat(raw(n.port), "sync_partial_ok") for n in (x, y))
+        assert partial >= 15, (partial, logtext(b)[-3000:])
+        same_data(master.port, [b.port])
+    finally:
+        stop.set()
+        go.set()
+        stop_all(b, y, x)
+
+
 def test_expired_keys_wait_for_the_masters_del():
     m = hotkv()
     r = None
