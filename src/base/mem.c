@@ -56,6 +56,36 @@ void *hk_malloc(size_t n)
     return p;
 }
 
+void *hk_malloc_packed(size_t n)
+{
+#ifndef HK_NO_JEMALLOC
+    if (SLAB_TRY(n)) {
+        void *b = slab_alloc_packed(n);
+        if (b)
+            return b;
+    }
+#endif
+    return hk_malloc(n);
+}
+
+void *hk_realloc_packed(void *p, size_t n)
+{
+#ifndef HK_NO_JEMALLOC
+    if (p && slab_owns(p) && SLAB_SIZE(n) && slab_round_packed(n) == slab_size(p))
+        return p;
+    if (p && SLAB_TRY(n)) {
+        void *b = slab_alloc_packed(n);
+        if (b) {
+            size_t old = hk_usable(p);
+            memcpy(b, p, old < n ? old : n);
+            hk_free(p);
+            return b;
+        }
+    }
+#endif
+    return hk_realloc(p, n);
+}
+
 void *hk_calloc(size_t n)
 {
 #ifndef HK_NO_JEMALLOC

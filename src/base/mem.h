@@ -15,6 +15,12 @@
 void *hk_malloc(size_t n);
 void *hk_calloc(size_t n);
 void *hk_realloc(void *p, size_t n);
+/* For blocks that need only 8-byte alignment (key entries, db/entry.h):
+ * sizes the slab serves are rounded up to 8 bytes instead of 16
+ * (base/slab.h).  Free them with hk_free; hk_realloc of such a block
+ * returns an ordinary one. */
+void *hk_malloc_packed(size_t n);
+void *hk_realloc_packed(void *p, size_t n);
 void hk_free(void *p);
 char *hk_strdup(const char *s);
 void *hk_memdup(const void *p, size_t n);

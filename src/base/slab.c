@@ -29,12 +29,13 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#define CLS0 9 /* SLAB_MIN rounds to 9 * 16 = 144 */
-#define NCLS (SLAB_MAX / 16 - CLS0 + 1)
+#define CLS0 17 /* SLAB_MIN rounds to 17 * 8 = 136 */
+#define NCLS (SLAB_MAX / 8 - CLS0 + 1)
 #define PAGE_HDR 128
 
-_Static_assert((SLAB_MIN + 15) / 16 == CLS0, "first class");
-_Static_assert(SLAB_MAX % 16 == 0, "classes are 16 bytes apart");
+_Static_assert((SLAB_MIN + 7) / 8 == CLS0, "first class");
+_Static_assert(SLAB_MAX % 16 == 0, "the last class is a 16-byte one");
+_Static_assert(PAGE_HDR % 16 == 0, "blocks of a 16-byte class are 16-byte aligned");
 
 struct heap;
 
@@ -233,7 +234,7 @@ static struct spage *page_new(struct heap *h, unsigned c)
     pthread_mutex_unlock(&page_mu);
     if (!p)
         return NULL;
-    uint32_t bs = (uint32_t)(c + CLS0) * 16;
+    uint32_t bs = (uint32_t)(c + CLS0) * 8;
     p->heap = h;
     p->free = NULL;
     p->bump = (char *)p + PAGE_HDR;
@@ -332,12 +333,11 @@ static void *alloc_slow(struct heap *h, unsigned c)
     return take(p);
 }
 
-void *slab_alloc(size_t n)
+static inline void *alloc_cls(unsigned c)
 {
     struct heap *h = my_heap;
     if (__builtin_expect(!h, 0) && !(h = heap_take()))
         return NULL;
-    unsigned c = (unsigned)((n + 15) >> 4) - CLS0;
     struct spage *p = h->cur[c];
     if (__builtin_expect(p != NULL, 1)) {
         void *b = p->free;
@@ -356,6 +356,16 @@ void *slab_alloc(size_t n)
         }
     }
     return alloc_slow(h, c);
+}
+
+void *slab_alloc(size_t n)
+{
+    return alloc_cls((unsigned)(((n + 15) & ~(size_t)15) >> 3) - CLS0);
+}
+
+void *slab_alloc_packed(size_t n)
+{
+    return alloc_cls((unsigned)((n + 7) >> 3) - CLS0);
 }
 
 static void remote_free(struct spage *p, void *b)

@@ -4,7 +4,10 @@
  * up to 512 and 128 apart up to 1024: a key of 16 bytes with a 256-byte
  * value (a 288-byte entry) takes 320 bytes.  Requests of SLAB_MIN to
  * SLAB_MAX bytes come here instead (mem.c routes them) and get a block
- * rounded up to 16 bytes only.
+ * rounded up to 16 bytes only, 16-byte aligned as malloc's are.  Key
+ * entries (db/entry.h), which need only 8-byte alignment, ask for blocks
+ * rounded up to 8 bytes (slab_alloc_packed): classes are 8 bytes apart,
+ * and the ones that are not multiples of 16 serve only such requests.
  *
  * Layout.  One region of address space is reserved at the first use
  * (MAP_NORESERVE: nothing is committed until touched) and cut into 64 KiB
@@ -52,6 +55,8 @@ extern int slab_state_; /* 0 not tried yet, 1 on, -1 off (read relaxed) */
  * the region is used up, or the kernel is in strict overcommit mode): the
  * caller then uses the general allocator. */
 void *slab_alloc(size_t n);
+/* The same rounded up to 8 bytes and 8-byte aligned only. */
+void *slab_alloc_packed(size_t n);
 void slab_free(void *p);
 /* The block's usable size. */
 size_t slab_size(const void *p);
@@ -59,6 +64,11 @@ size_t slab_size(const void *p);
 static inline size_t slab_round(size_t n)
 {
     return (n + 15) & ~(size_t)15;
+}
+
+static inline size_t slab_round_packed(size_t n)
+{
+    return (n + 7) & ~(size_t)7;
 }
 
 static inline int slab_owns(const void *p)

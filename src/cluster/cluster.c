@@ -1285,8 +1285,8 @@ static void del_keys_in_slot(int slot)
             i++;
         if (i == t->cap)
             break;
-        struct entry *e = t->slots[i];
-        size_t kl = e->klen;
+        struct entry *e = table_get(t, i);
+        size_t kl = entry_klen(e);
         char *key = hk_malloc(kl ? kl : 1);
         memcpy(key, entry_key(e), kl);
         db_del(0, (unsigned)slot, key, kl);
@@ -2832,8 +2832,8 @@ static void cmd_getkeysinslot(struct client *c)
     for (uint32_t i = 0; t && i < t->cap && k < n; i++) {
         if (!table_full(t, i))
             continue;
-        struct entry *e = t->slots[i];
-        reply_bulk(&c->out, entry_key(e), e->klen);
+        struct entry *e = table_get(t, i);
+        reply_bulk(&c->out, entry_key(e), entry_klen(e));
         k++;
     }
     spin_unlock(&ks.locks[slot]);

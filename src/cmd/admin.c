@@ -1943,7 +1943,7 @@ static size_t serialized_len(struct entry *e)
 {
     if (e->type == OBJ_STRING) {
         long long v;
-        if (e->enc == ENC_INT && str_to_ll(entry_val(e), e->vlen, &v)) {
+        if (e->enc == ENC_INT && str_to_ll(entry_val(e), entry_vlen(e), &v)) {
             if (v >= -128 && v <= 127)
                 return 2;
             if (v >= -32768 && v <= 32767)
@@ -1951,7 +1951,7 @@ static size_t serialized_len(struct entry *e)
             if (v >= -2147483648LL && v <= 2147483647LL)
                 return 5;
         }
-        return rdb_len_bytes(e->vlen) + e->vlen;
+        return rdb_len_bytes(entry_vlen(e)) + entry_vlen(e);
     }
     return entry_mem(e);
 }
@@ -1965,7 +1965,7 @@ static void debug_object(struct client *c)
     slot_lock_self(slot);
     e = db_get(c->db, slot, c->argv[2], c->argvlen[2], LK_NOTOUCH | LK_NOSTATS);
     if (e) {
-        uint32_t now = lru_clock_now & 0xffffff, lru = e->lru & 0xffffff;
+        uint32_t now = lru_clock_now & 0xffffff, lru = entry_lru(e) & 0xffffff;
         unsigned long long idle = now >= lru ? now - lru : (0xffffffu - lru) + now;
         snprintf(out, sizeof(out),
                  "Value at:%p refcount:1 encoding:%s serializedlength:%zu lru:%u lru_seconds_idle:%llu", (void *)e,
@@ -2036,7 +2036,7 @@ static void debug_digest(struct client *c)
             for (uint32_t i = 0; t && i < t->cap; i++) {
                 if (!table_full(t, i))
                     continue;
-                digest_key_value(kd, t->slots[i]);
+                digest_key_value(kd, table_get(t, i));
                 digest_add_key(dbx, kd);
                 keys++;
             }

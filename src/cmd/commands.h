@@ -49,6 +49,12 @@ int getkeys_none(struct client *c, int *idx, int max);
 /* Parse EX/PX/EXAT/PXAT argument at argv[i+1] into an absolute ms time;
  * replies and returns -1 on error. unit_ms: 1000 for EX/EXAT. */
 int parse_expire_arg(struct client *c, int i, long long unit_ms, int absolute, long long *when, const char *cmdname);
-void reply_entry_string(struct client *c, struct entry *e);
+/* Reply with a string entry's value as a bulk string. */
+static inline void reply_entry_string(struct client *c, struct entry *e)
+{
+    size_t n;
+    const char *v = entry_val_len(e, &n);
+    reply_bulk(&c->out, v, n);
+}
 
 #endif

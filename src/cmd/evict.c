@@ -141,10 +141,10 @@ static inline unsigned long long score_of(int policy, struct entry *e)
     case MM_VOLATILE_LRU:
     case MM_ALLKEYS_LRU:
         /* Idle seconds on the 24-bit LRU clock (wraps every 194 days). */
-        return ((unsigned long long)lru_clock_now - e->lru) & 0xffffff;
+        return ((unsigned long long)lru_clock_now - entry_lru(e)) & 0xffffff;
     case MM_VOLATILE_LFU:
     case MM_ALLKEYS_LFU:
-        return 255 - lfu_decr_and_return(e->lru);
+        return 255 - lfu_decr_and_return(entry_lru(e));
     case MM_VOLATILE_TTL:
         return ULLONG_MAX - (unsigned long long)entry_expire(e);
     default:
@@ -182,9 +182,9 @@ static int sample_slot(int policy, unsigned s, int want)
         uint32_t i = (uint32_t)(rand64() % t->cap);
         for (uint32_t n = 0; n < t->cap && mine < want; n++) {
             if (table_full(t, i)) {
-                struct entry *e = t->slots[i];
+                struct entry *e = table_get(t, i);
                 if (!vol || (e->flags & E_HAS_EXPIRE)) {
-                    pool_insert(score_of(policy, e), d, s, entry_key(e), e->klen);
+                    pool_insert(score_of(policy, e), d, s, entry_key(e), entry_klen(e));
                     mine++;
                 }
             }
@@ -224,9 +224,9 @@ static long long evict_at(int d, unsigned s, long idx)
 {
     long long before = mem_thread_net();
     struct entry *e = db_unlink(d, s, idx);
-    notify_keyspace_event(NOTIFY_EVICTED, "evicted", entry_key(e), e->klen, d);
-    signal_modified_key(NULL, d, s, entry_key(e), e->klen); /* WATCH, tracking */
-    prop_key_expired(d, entry_key(e), e->klen);              /* DEL to the AOF */
+    notify_keyspace_event(NOTIFY_EVICTED, "evicted", entry_key(e), entry_klen(e), d);
+    signal_modified_key(NULL, d, s, entry_key(e), entry_klen(e)); /* WATCH, tracking */
+    prop_key_expired(d, entry_key(e), entry_klen(e));              /* DEL to the AOF */
     int saved = lazyfree_ctx;
     lazyfree_ctx = LF_EVICT;
     entry_free(e);
@@ -288,7 +288,7 @@ static long long evict_random(int policy)
                 continue;
             uint32_t i = (uint32_t)(rand64() % t->cap);
             for (uint32_t n = 0; n < t->cap; n++) {
-                if (table_full(t, i) && (!vol || (t->slots[i]->flags & E_HAS_EXPIRE))) {
+                if (table_full(t, i) && (!vol || (table_get(t, i)->flags & E_HAS_EXPIRE))) {
                     long long freed = evict_at(d, s, (long)i);
                     spin_unlock(&ks.locks[s]);
                     return freed;

@@ -264,11 +264,11 @@ void keys_command(struct client *c)
         for (uint32_t i = 0; i < t->cap; i++) {
             if (!table_full(t, i))
                 continue;
-            struct entry *e = t->slots[i];
+            struct entry *e = table_get(t, i);
             if (!key_live(e, now))
                 continue;
-            if (all || glob_match(c->argv[1], c->argvlen[1], entry_key(e), e->klen, 0)) {
-                reply_bulk(&c->out, entry_key(e), e->klen);
+            if (all || glob_match(c->argv[1], c->argvlen[1], entry_key(e), entry_klen(e), 0)) {
+                reply_bulk(&c->out, entry_key(e), entry_klen(e));
                 n++;
             }
         }
@@ -334,17 +334,17 @@ void scan_command(struct client *c)
         for (uint32_t i = 0; t && i < t->cap; i++) {
             if (!table_full(t, i))
                 continue;
-            struct entry *e = t->slots[i];
+            struct entry *e = table_get(t, i);
             if (!key_live(e, now))
                 continue;
-            if (pat && !glob_match(pat, plen, entry_key(e), e->klen, 0))
+            if (pat && !glob_match(pat, plen, entry_key(e), entry_klen(e), 0))
                 continue;
             if (type) {
                 const char *tn = type_name(e->type);
                 if (!(strlen(tn) == tlen && str_eq_nocase(type, tlen, tn)))
                     continue;
             }
-            reply_bulk(&c->out, entry_key(e), e->klen);
+            reply_bulk(&c->out, entry_key(e), entry_klen(e));
             n++;
         }
         slot_unlock_self(s);
@@ -378,16 +378,16 @@ void randomkey_command(struct client *c)
             uint32_t i = (uint32_t)(rand64() % t->cap);
             while (!table_full(t, i))
                 i = i + 1 == t->cap ? 0 : i + 1;
-            struct entry *e = t->slots[i];
+            struct entry *e = table_get(t, i);
             /* The command's clock, as db_get's: a key that expired after the
              * command started is live for both (else this loop never ends). */
             if (key_live(e, db_now_ms())) {
-                reply_bulk(&c->out, entry_key(e), e->klen);
+                reply_bulk(&c->out, entry_key(e), entry_klen(e));
                 slot_unlock_self(s);
                 return;
             }
             /* Expired: delete it, as a lookup would, and try again. */
-            db_get(c->db, s, entry_key(e), e->klen, LK_NOSTATS);
+            db_get(c->db, s, entry_key(e), entry_klen(e), LK_NOSTATS);
             t = ks.dbs[c->db]->t[s];
         }
         slot_unlock_self(s);
@@ -695,7 +695,7 @@ void object_command(struct client *c)
     } else if (arg_is(c, 1, "refcount")) {
         long long v;
         /* Redis shares the objects of small integers (0..9999). */
-        if (e->type == OBJ_STRING && e->enc == ENC_INT && str_to_ll(entry_val(e), e->vlen, &v) && v >= 0 && v < 10000 &&
+        if (e->type == OBJ_STRING && e->enc == ENC_INT && str_to_ll(entry_val(e), entry_vlen(e), &v) && v >= 0 && v < 10000 &&
             !(cfg.maxmemory && cfg.maxmemory_policy && (strstr(cfg.maxmemory_policy, "lru") || strstr(cfg.maxmemory_policy, "lfu"))))
             reply_int(&c->out, 2147483647);
         else
@@ -705,14 +705,14 @@ void object_command(struct client *c)
             reply_error(&c->out, "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.");
             return;
         }
-        long long idle = ((long long)lru_clock_now - (long long)e->lru) & 0xffffff;
+        long long idle = ((long long)lru_clock_now - (long long)entry_lru(e)) & 0xffffff;
         reply_int(&c->out, idle);
     } else if (arg_is(c, 1, "freq")) {
         if (!policy_is_lfu()) {
             reply_error(&c->out, "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.");
             return;
         }
-        reply_int(&c->out, lfu_decr_and_return(e->lru));
+        reply_int(&c->out, lfu_decr_and_return(entry_lru(e)));
     }
 }
 

@@ -172,18 +172,23 @@ static struct entry *string_for_bit_write(struct client *c, uint64_t maxbit, int
         e = entry_new(OBJ_STRING, c->argv[1], c->argvlen[1], (size_t)want, -1);
         memset(entry_val(e), 0, (size_t)want);
         db_add(c->db, slot, e);
-    } else if (e->vlen >= want) {
+    } else if (entry_vlen(e) >= want) {
         *dirty = 0;
     } else {
-        size_t old = e->vlen, need = entry_hdr(e) + e->klen + (size_t)want;
+        size_t old = entry_vlen(e);
+        if (!entry_vlen_fits(e, (size_t)want)) {
+            e = entry_to_long(e, 0);
+            table_set(ks.dbs[c->db]->t[slot], idx, e);
+        }
+        size_t need = entry_hdr(e) + entry_klen(e) + (size_t)want;
         if (hk_usable(e) < need) {
             /* Room to spare for growth a bit at a time, as APPEND does. */
             size_t alloc = need < 1024 * 1024 ? need * 2 : need + 1024 * 1024;
             e = hk_realloc(e, alloc);
-            ks.dbs[c->db]->t[slot]->slots[idx] = e;
+            table_set(ks.dbs[c->db]->t[slot], idx, e);
         }
         memset(entry_val(e) + old, 0, (size_t)want - old);
-        e->vlen = (uint32_t)want;
+        entry_set_vlen(e, (size_t)want);
     }
     e->enc = ENC_RAW;
     return e;
@@ -250,7 +255,7 @@ void getbit_command(struct client *c)
     e = string_for_read(c, &wrong);
     if (wrong)
         return;
-    if (!e || (off >> 3) >= e->vlen)
+    if (!e || (off >> 3) >= entry_vlen(e))
         reply_int(&c->out, 0);
     else
         reply_int(&c->out, bit_get((const unsigned char *)entry_val(e), off));
@@ -300,7 +305,7 @@ void bitcount_command(struct client *c)
     e = string_for_read(c, &wrong);
     if (wrong)
         return;
-    if (!e || (start < 0 && end < 0 && start > end) || !bit_range(start, end, in_bits, e->vlen, &from, &to)) {
+    if (!e || (start < 0 && end < 0 && start > end) || !bit_range(start, end, in_bits, entry_vlen(e), &from, &to)) {
         reply_int(&c->out, 0);
         return;
     }
@@ -340,7 +345,7 @@ void bitpos_command(struct client *c)
         reply_int(&c->out, bit ? -1 : 0);
         return;
     }
-    if (!bit_range(start, end, in_bits, e->vlen, &from, &to)) {
+    if (!bit_range(start, end, in_bits, entry_vlen(e), &from, &to)) {
         reply_int(&c->out, -1);
         return;
     }
@@ -393,7 +398,7 @@ void bitop_command(struct client *c)
         }
         /* A missing key reads as zeros. */
         src[j] = e ? (const unsigned char *)entry_val(e) : NULL;
-        len[j] = e ? e->vlen : 0;
+        len[j] = e ? entry_vlen(e) : 0;
         if (len[j] > maxlen)
             maxlen = len[j];
     }
@@ -645,7 +650,7 @@ static void bitfield_generic(struct client *c, int ro_cmd)
     for (int j = 0; j < nops; j++) {
         struct bf_op *o = &ops[j];
         unsigned char *p = e ? (unsigned char *)entry_val(e) : NULL;
-        size_t len = e ? e->vlen : 0;
+        size_t len = e ? entry_vlen(e) : 0;
         uint64_t raw = field_get(p, len, o->off, o->bits);
         if (o->op == BF_GET) {
             if (o->sign)

@@ -44,14 +44,22 @@ static int entry_grow(struct hll_buf *b, size_t need)
 {
     struct hll_key *k = b->ctx;
     struct entry *e = k->e;
-    size_t head = entry_hdr(e) + e->klen;
     if ((long long)need > ENTRY_MAX_LEN)
         return -1;
+    if (!entry_vlen_fits(e, need)) {
+        /* A dense HLL is past the short header's length.  The value is
+         * b->len bytes now (at most the capped b->cap: it fits). */
+        entry_set_vlen(e, b->len);
+        e = entry_to_long(e, 0);
+    }
+    size_t head = entry_hdr(e) + entry_klen(e);
     e = hk_realloc(e, head + need);
-    ks.dbs[k->c->db]->t[kslot(k->c, k->ki)]->slots[k->idx] = e;
+    table_set(ks.dbs[k->c->db]->t[kslot(k->c, k->ki)], k->idx, e);
     k->e = e;
     b->p = (uint8_t *)entry_val(e);
     b->cap = hk_usable(e) - head;
+    if (!entry_vlen_fits(e, b->cap))
+        b->cap = ENTRY_SHORT_VLEN;
     return 0;
 }
 
@@ -69,8 +77,10 @@ static void open_existing(struct hll_key *k, struct client *c, int ki, struct en
     k->e = e;
     k->idx = idx;
     k->b.p = (uint8_t *)entry_val(e);
-    k->b.len = e->vlen;
-    k->b.cap = hk_usable(e) - entry_hdr(e) - e->klen;
+    k->b.len = entry_vlen(e);
+    k->b.cap = hk_usable(e) - entry_hdr(e) - entry_klen(e);
+    if (!entry_vlen_fits(e, k->b.cap))
+        k->b.cap = ENTRY_SHORT_VLEN; /* past it, entry_grow moves to the long header */
     k->b.grow = entry_grow;
     k->b.ctx = k;
     /* Redis unshares the value first, which leaves it "raw". */
@@ -96,7 +106,7 @@ static void close_key(struct hll_key *k)
 {
     struct client *c = k->c;
     if (k->e) {
-        k->e->vlen = (uint32_t)k->b.len;
+        entry_set_vlen(k->e, k->b.len); /* entry_grow made the header fit */
         return;
     }
     struct entry *e = entry_new(OBJ_STRING, c->argv[k->ki], c->argvlen[k->ki], k->b.len, -1);
@@ -118,7 +128,7 @@ static int lookup_hll(struct client *c, int ki, int flags, struct entry **out, l
         reply_error(&c->out, ERR_WRONGTYPE);
         return -1;
     }
-    if (!hll_is_valid((const uint8_t *)entry_val(e), e->vlen)) {
+    if (!hll_is_valid((const uint8_t *)entry_val(e), entry_vlen(e))) {
         reply_error(&c->out, ERR_NOT_HLL);
         return -1;
     }
@@ -172,7 +182,7 @@ void pfcount_command(struct client *c)
         static _Thread_local struct hll_union u;
         for (int j = 1; j < c->argc; j++) {
             int bad = lookup_hll(c, j, 0, &e, &idx) < 0;
-            if (!bad && e && hll_union_add(&u, (const uint8_t *)entry_val(e), e->vlen) < 0) {
+            if (!bad && e && hll_union_add(&u, (const uint8_t *)entry_val(e), entry_vlen(e)) < 0) {
                 reply_error(&c->out, ERR_HLL_CORRUPT);
                 bad = 1;
             }
@@ -196,7 +206,7 @@ void pfcount_command(struct client *c)
     uint64_t card;
     if (!hll_cache_get(v, &card)) {
         int invalid = 0;
-        card = hll_count(v, e->vlen, &invalid);
+        card = hll_count(v, entry_vlen(e), &invalid);
         if (invalid) {
             reply_error(&c->out, ERR_HLL_CORRUPT);
             return;
@@ -226,7 +236,7 @@ void pfmerge_command(struct client *c)
         const uint8_t *v = (const uint8_t *)entry_val(e);
         if (hll_encoding(v) == HLL_DENSE)
             dense = 1;
-        if (hll_merge(max, v, e->vlen) < 0) {
+        if (hll_merge(max, v, entry_vlen(e)) < 0) {
             reply_error(&c->out, ERR_HLL_CORRUPT);
             return;
         }

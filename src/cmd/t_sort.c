@@ -430,7 +430,7 @@ static int pattern_value(struct sctx *x, int pi, const char *el, size_t elen, co
             found = hash_get_field(e, field, flen, v, vlen, x->ibuf);
     } else if (e && e->type == OBJ_STRING) {
         *v = entry_val(e);
-        *vlen = e->vlen;
+        *vlen = entry_vlen(e);
         found = 1;
     }
     if (mine) {

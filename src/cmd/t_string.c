@@ -28,11 +28,6 @@
 #define SET_PERSIST 0x100
 #define SET_ANY_EXPIRE (SET_EX | SET_PX | SET_EXAT | SET_PXAT)
 
-void reply_entry_string(struct client *c, struct entry *e)
-{
-    reply_bulk(&c->out, entry_val(e), e->vlen);
-}
-
 /* Propagation (persist/prop.h): relative TTLs become absolute ones. */
 static void prop_set_pxat(struct client *c, int vi, long long when)
 {
@@ -127,14 +122,19 @@ static void store_string(struct client *c, int ki, struct entry *old, long idx, 
     const char *key = c->argv[ki];
     size_t klen = c->argvlen[ki];
     if (old && old->type == OBJ_STRING && ((old->flags & E_HAS_EXPIRE) != 0) == (expire >= 0) &&
-        hk_usable(old) >= entry_hdr(old) + klen + vlen && hk_usable(old) <= 2 * (entry_hdr(old) + klen + vlen) + 64) {
-        old->vlen = (uint32_t)vlen;
-        memmove(entry_val(old), val, vlen);
-        old->enc = string_enc(val, vlen);
-        old->lru = db_lfu_mode ? lfu_touch(old->lru) : lru_clock_now;
-        if (expire >= 0)
-            memcpy((char *)old + sizeof(struct entry), &expire, 8);
-        return;
+        entry_vlen_fits(old, vlen)) {
+        /* In place when the block fits the new value without wasting
+         * half of itself.  (klen is the entry's own key length.) */
+        size_t hdr = entry_hdr(old), need = hdr + klen + vlen, u = hk_usable(old);
+        if (u >= need && u <= 2 * need + 64) {
+            entry_set_vlen(old, vlen);
+            memmove((char *)old + hdr + klen, val, vlen);
+            old->enc = string_enc(val, vlen);
+            entry_set_lru(old, db_lfu_mode ? lfu_touch(entry_lru(old)) : lru_clock_now);
+            if (expire >= 0)
+                entry_put_expire(old, expire);
+            return;
+        }
     }
     struct entry *e = entry_new_string(key, klen, val, vlen, expire);
     if (old)
@@ -386,12 +386,16 @@ void mget_command(struct client *c)
  * with room to spare for repeated appends.  Returns the entry. */
 static struct entry *grow_string(struct client *c, struct entry *e, long idx, size_t newlen)
 {
-    size_t need = entry_hdr(e) + e->klen + newlen;
+    struct table *t = ks.dbs[c->db]->t[kslot(c, 1)];
+    if (!entry_vlen_fits(e, newlen)) {
+        e = entry_to_long(e, 0);
+        table_set(t, idx, e);
+    }
+    size_t need = entry_hdr(e) + entry_klen(e) + newlen;
     if (hk_usable(e) < need) {
         size_t alloc = need < 1024 * 1024 ? need * 2 : need + 1024 * 1024;
-        struct table *t = ks.dbs[c->db]->t[kslot(c, 1)];
         e = hk_realloc(e, alloc);
-        t->slots[idx] = e;
+        table_set(t, idx, e);
     }
     return e;
 }
@@ -414,17 +418,17 @@ void append_command(struct client *c)
         reply_error(&c->out, ERR_WRONGTYPE);
         return;
     }
-    if ((long long)e->vlen + (long long)c->argvlen[2] > cfg.proto_max_bulk_len) {
+    if ((long long)entry_vlen(e) + (long long)c->argvlen[2] > cfg.proto_max_bulk_len) {
         reply_error(&c->out, ERR_STRING_SIZE);
         return;
     }
-    size_t old = e->vlen;
+    size_t old = entry_vlen(e);
     e = grow_string(c, e, idx, old + c->argvlen[2]);
     memcpy(entry_val(e) + old, c->argv[2], c->argvlen[2]);
-    e->vlen = (uint32_t)(old + c->argvlen[2]);
+    entry_set_vlen(e, old + c->argvlen[2]); /* grow_string made the header fit */
     e->enc = ENC_RAW;
     KEY_MODIFIED(c, 1, NOTIFY_STRING, "append");
-    reply_int(&c->out, (long long)e->vlen);
+    reply_int(&c->out, (long long)entry_vlen(e));
 }
 
 void strlen_command(struct client *c)
@@ -435,7 +439,7 @@ void strlen_command(struct client *c)
     else if (e->type != OBJ_STRING)
         reply_error(&c->out, ERR_WRONGTYPE);
     else
-        reply_int(&c->out, e->vlen);
+        reply_int(&c->out, entry_vlen(e));
 }
 
 void getrange_command(struct client *c)
@@ -453,7 +457,7 @@ void getrange_command(struct client *c)
         reply_error(&c->out, ERR_WRONGTYPE);
         return;
     }
-    len = e->vlen;
+    len = entry_vlen(e);
     if (start < 0 && end < 0 && start > end) {
         reply_bulk(&c->out, "", 0);
         return;
@@ -494,7 +498,7 @@ void setrange_command(struct client *c)
         return;
     }
     if (vlen == 0) {
-        reply_int(&c->out, e ? e->vlen : 0);
+        reply_int(&c->out, e ? entry_vlen(e) : 0);
         return;
     }
     /* Compare without adding: off can be near LLONG_MAX. */
@@ -509,18 +513,18 @@ void setrange_command(struct client *c)
         e->enc = ENC_RAW;
         db_add(c->db, slot, e);
         KEY_MODIFIED(c, 1, NOTIFY_STRING, "setrange");
-        reply_int(&c->out, e->vlen);
+        reply_int(&c->out, entry_vlen(e));
         return;
     }
-    size_t old = e->vlen, newlen = (size_t)off + vlen > old ? (size_t)off + vlen : old;
+    size_t old = entry_vlen(e), newlen = (size_t)off + vlen > old ? (size_t)off + vlen : old;
     e = grow_string(c, e, idx, newlen);
     if ((size_t)off > old)
         memset(entry_val(e) + old, 0, (size_t)off - old);
     memcpy(entry_val(e) + off, c->argv[3], vlen);
-    e->vlen = (uint32_t)newlen;
+    entry_set_vlen(e, newlen); /* grow_string made the header fit */
     e->enc = ENC_RAW;
     KEY_MODIFIED(c, 1, NOTIFY_STRING, "setrange");
-    reply_int(&c->out, e->vlen);
+    reply_int(&c->out, entry_vlen(e));
 }
 
 static void incr_generic(struct client *c, long long by)
@@ -536,7 +540,7 @@ static void incr_generic(struct client *c, long long by)
             reply_error(&c->out, ERR_WRONGTYPE);
             return;
         }
-        if (!str_to_ll(entry_val(e), e->vlen, &v)) {
+        if (!str_to_ll(entry_val(e), entry_vlen(e), &v)) {
             reply_error(&c->out, ERR_NOT_INT);
             return;
         }
@@ -595,7 +599,7 @@ void incrbyfloat_command(struct client *c)
             reply_error(&c->out, ERR_WRONGTYPE);
             return;
         }
-        if (!str_to_ld(entry_val(e), e->vlen, &v)) {
+        if (!str_to_ld(entry_val(e), entry_vlen(e), &v)) {
             reply_error(&c->out, ERR_NOT_FLOAT);
             return;
         }
@@ -661,11 +665,11 @@ void lcs_command(struct client *c)
     }
     if (ea) {
         a = entry_val(ea);
-        alen = ea->vlen;
+        alen = entry_vlen(ea);
     }
     if (eb) {
         b = entry_val(eb);
-        blen = eb->vlen;
+        blen = entry_vlen(eb);
     }
     /* Two 4 GiB - 1 strings make (2^32)^2 cells: the product must not wrap. */
     unsigned long long cells;

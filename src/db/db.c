@@ -319,7 +319,7 @@ static inline struct db_stats *st(void)
 
 struct entry *entry_new(uint8_t type, const char *key, size_t klen, size_t vlen, long long expire)
 {
-    size_t hdr = sizeof(struct entry) + (expire >= 0 ? 8 : 0);
+    size_t hdr = entry_base_for(klen, vlen) + (expire >= 0 ? 8 : 0);
     /* Callers check sizes against proto-max-bulk-len (never above
      * ENTRY_MAX_LEN); a longer key or value would have its length
      * truncated to 32 bits, so stop rather than corrupt the keyspace. */
@@ -329,17 +329,29 @@ struct entry *entry_new(uint8_t type, const char *key, size_t klen, size_t vlen,
                 vlen, ENTRY_MAX_LEN);
         abort();
     }
-    struct entry *e = hk_malloc(hdr + klen + vlen);
-    e->type = type;
-    e->enc = ENC_RAW;
-    e->flags = expire >= 0 ? E_HAS_EXPIRE : 0;
-    e->spare = 0;
-    e->lru = db_lfu_mode ? lfu_init() : lru_clock_now;
-    e->klen = (uint32_t)klen;
-    e->vlen = (uint32_t)vlen;
+    struct entry *e = hk_malloc_packed(hdr + klen + vlen);
+    entry_init_hdr(e, type, klen, vlen, expire >= 0);
+    entry_set_lru(e, db_lfu_mode ? lfu_init() : lru_clock_now);
     if (expire >= 0)
-        memcpy((char *)e + sizeof(struct entry), &expire, 8);
+        entry_put_expire(e, expire);
     memcpy((char *)e + hdr, key, klen);
+    return e;
+}
+
+struct entry *entry_to_long(struct entry *e, size_t extra)
+{
+    if (e->flags & E_LONG)
+        return e;
+    uint32_t k = entry_klen(e), v = entry_vlen(e);
+    size_t body = entry_size(e) - ENTRY_SHORT_HDR;
+    e = hk_realloc_packed(e, ENTRY_LONG_HDR + body + extra);
+    memmove((char *)e + ENTRY_LONG_HDR, (char *)e + ENTRY_SHORT_HDR, body);
+    e->sklen = 0;
+    e->svlen = 0;
+    e->flags |= E_LONG;
+    ((char *)e)[7] = 0;
+    memcpy((char *)e + 8, &k, 4);
+    memcpy((char *)e + 12, &v, 4);
     return e;
 }
 
@@ -369,19 +381,34 @@ void entry_free(struct entry *e)
     hk_free(e);
 }
 
+/* The value bytes a copy of e under a key of klen bytes needs: e's value
+ * and, for an inline collection, at least the room of the pointer form
+ * under the new key (object.h), which depends on the header and key
+ * lengths: a write detaches the structure in place. */
+static size_t copy_vlen(struct entry *e, size_t klen, long long exp)
+{
+    size_t v = entry_vlen(e);
+    if (e->flags & E_INLINE) {
+        size_t room = obj_ptr_room(obj_entry_base(klen, exp));
+        if (v < room)
+            v = room;
+    }
+    return v;
+}
+
 struct entry *entry_dup(struct entry *e, const char *key, size_t klen, int keep_ttl)
 {
     long long exp = keep_ttl ? entry_expire(e) : -1;
     struct entry *n;
     if (e->type == OBJ_STRING || (e->flags & E_INLINE)) {
-        n = entry_new(e->type, key, klen, e->vlen, exp);
-        memcpy(entry_val(n), entry_val(e), e->vlen);
+        n = entry_new(e->type, key, klen, copy_vlen(e, klen, exp), exp);
+        memcpy(entry_val(n), entry_val(e), entry_vlen(e));
     } else {
         const struct type_ops *o = obj_ops(e->type);
         n = entry_new_obj(e->type, e->enc, key, klen, o->dup(entry_ptr(e), e->enc), exp);
     }
     n->enc = e->enc;
-    n->lru = e->lru;
+    entry_set_lru(n, entry_lru(e));
     n->flags |= e->flags & (E_HFE | E_INLINE);
     return n;
 }
@@ -390,13 +417,13 @@ struct entry *entry_rekey(struct entry *e, const char *key, size_t klen)
 {
     struct entry *n;
     if (e->type == OBJ_STRING || (e->flags & E_INLINE)) {
-        n = entry_new(e->type, key, klen, e->vlen, entry_expire(e));
-        memcpy(entry_val(n), entry_val(e), e->vlen);
+        n = entry_new(e->type, key, klen, copy_vlen(e, klen, entry_expire(e)), entry_expire(e));
+        memcpy(entry_val(n), entry_val(e), entry_vlen(e));
     } else {
         n = entry_new_obj(e->type, e->enc, key, klen, entry_ptr(e), entry_expire(e));
     }
     n->enc = e->enc;
-    n->lru = e->lru;
+    entry_set_lru(n, entry_lru(e));
     n->flags |= e->flags & (E_HFE | E_INLINE);
     return n;
 }
@@ -478,7 +505,7 @@ static inline void slot_table_add(int db, unsigned slot, int on)
 static void remove_at_ex(int db, unsigned slot, long idx, int free_it, int shrink)
 {
     struct table **tp = tslot(db, slot);
-    struct entry *e = (*tp)->slots[idx];
+    struct entry *e = table_get((*tp), idx);
     if (e->flags & E_HFE)
         slot_hfe_add(slot, -1);
     if (e->flags & E_HAS_EXPIRE) {
@@ -490,7 +517,7 @@ static void remove_at_ex(int db, unsigned slot, long idx, int free_it, int shrin
     else
         table_remove_keep(*tp, idx);
     if (e->type == OBJ_STREAM && db_stream_gone_hook) /* XREADGROUP waiters learn that the key is gone */
-        db_stream_gone_hook(db, slot, entry_key(e), e->klen);
+        db_stream_gone_hook(db, slot, entry_key(e), entry_klen(e));
     if ((*tp)->used == 0) {
         table_free(*tp, NULL);
         *tp = NULL;
@@ -537,7 +564,7 @@ struct entry *db_get_idx(int db, unsigned slot, const char *key, size_t klen, in
             count_miss(db, key, klen);
         return NULL;
     }
-    e = t->slots[i];
+    e = table_get(t, i);
     if ((e->flags & E_HAS_EXPIRE) && !(flags & LK_NOEXPIRE) && entry_expire(e) <= db_now_ms() && !(db_loading | db_master_apply)) {
         if (!(flags & LK_NOSTATS) && atomic_load_explicit(&db_expire_paused, memory_order_relaxed)) {
             count_miss(db, key, klen); /* paused: logically gone, not deleted */
@@ -545,7 +572,7 @@ struct entry *db_get_idx(int db, unsigned slot, const char *key, size_t klen, in
         }
         remove_at(db, slot, i, 0);
         if (db_key_expired_hook)
-            db_key_expired_hook(db, slot, entry_key(e), e->klen);
+            db_key_expired_hook(db, slot, entry_key(e), entry_klen(e));
         int lf = lazyfree_enter(LF_EXPIRE); /* lazyfree-lazy-expire */
         entry_free(e);
         lazyfree_leave(lf);
@@ -558,9 +585,9 @@ struct entry *db_get_idx(int db, unsigned slot, const char *key, size_t klen, in
      * store would copy the page (as Redis skips it with a child active);
      * and none when the value would not change. */
     if (!(flags & LK_NOTOUCH) && !db_notouch && !atomic_load_explicit(&db_child_active, memory_order_relaxed)) {
-        uint32_t v = db_lfu_mode ? lfu_touch(e->lru) : lru_clock_now;
-        if (e->lru != v)
-            e->lru = v;
+        uint32_t v = db_lfu_mode ? lfu_touch(entry_lru(e)) : lru_clock_now;
+        if (entry_lru(e) != v)
+            entry_set_lru(e, v);
     }
     if (!(flags & LK_NOSTATS))
         STAT_ADD(st()->hits, 1);
@@ -604,12 +631,12 @@ void db_add(int db, unsigned slot, struct entry *e)
     void (*hook)(int, const char *, size_t) = atomic_load_explicit(&db_key_added_hook, memory_order_relaxed);
     struct table **tp = tslot(db, slot);
     if (hook)
-        hook(db, entry_key(e), e->klen);
+        hook(db, entry_key(e), entry_klen(e));
     if (!*tp) {
         *tp = table_new(4);
         slot_table_add(db, slot, 1);
     }
-    table_insert(tp, e, table_hash(entry_key(e), e->klen));
+    table_insert(tp, e, table_hash(entry_key(e), entry_klen(e)));
     if (e->flags & E_HFE)
         slot_hfe_add(slot, 1);
     if (e->flags & E_HAS_EXPIRE) {
@@ -621,7 +648,7 @@ void db_add(int db, unsigned slot, struct entry *e)
 void db_replace(int db, unsigned slot, long idx, struct entry *e)
 {
     struct table *t = *tslot(db, slot);
-    struct entry *old = t->slots[idx];
+    struct entry *old = table_get(t, idx);
     if (old->flags & E_HFE)
         slot_hfe_add(slot, -1);
     if (e->flags & E_HFE)
@@ -634,9 +661,9 @@ void db_replace(int db, unsigned slot, long idx, struct entry *e)
         t->expires++;
         slot_exp_add(slot, 1);
     }
-    t->slots[idx] = e;
+    table_set(t, idx, e);
     if (old->type == OBJ_STREAM && old != e && db_stream_gone_hook) /* overwritten: XREADGROUP waiters re-check */
-        db_stream_gone_hook(db, slot, entry_key(e), e->klen);
+        db_stream_gone_hook(db, slot, entry_key(e), entry_klen(e));
     if (old != e)
         entry_free(old);
 }
@@ -644,7 +671,7 @@ void db_replace(int db, unsigned slot, long idx, struct entry *e)
 void db_set(int db, unsigned slot, struct entry *e)
 {
     long idx;
-    if (db_get_idx(db, slot, entry_key(e), e->klen, LK_NOSTATS | LK_NOTOUCH, &idx))
+    if (db_get_idx(db, slot, entry_key(e), entry_klen(e), LK_NOSTATS | LK_NOTOUCH, &idx))
         db_replace(db, slot, idx, e);
     else
         db_add(db, slot, e);
@@ -661,7 +688,7 @@ int db_del(int db, unsigned slot, const char *key, size_t klen)
 
 struct entry *db_unlink(int db, unsigned slot, long idx)
 {
-    struct entry *e = (*tslot(db, slot))->slots[idx];
+    struct entry *e = table_get((*tslot(db, slot)), idx);
     remove_at(db, slot, idx, 0);
     return e;
 }
@@ -669,29 +696,29 @@ struct entry *db_unlink(int db, unsigned slot, long idx)
 struct entry *db_set_expire(int db, unsigned slot, long idx, long long when)
 {
     struct table *t = *tslot(db, slot);
-    struct entry *e = t->slots[idx];
-    size_t body = (size_t)e->klen + e->vlen;
+    struct entry *e = table_get(t, idx);
+    size_t body = (size_t)entry_klen(e) + entry_vlen(e), b = entry_base(e);
     if (when >= 0 && (e->flags & E_HAS_EXPIRE)) {
-        memcpy((char *)e + sizeof(struct entry), &when, 8);
+        entry_put_expire(e, when);
         return e;
     }
     if (when < 0 && !(e->flags & E_HAS_EXPIRE))
         return e;
     if (when >= 0) {
-        e = hk_realloc(e, sizeof(struct entry) + 8 + body);
-        memmove((char *)e + sizeof(struct entry) + 8, (char *)e + sizeof(struct entry), body);
-        memcpy((char *)e + sizeof(struct entry), &when, 8);
+        e = hk_realloc_packed(e, b + 8 + body);
+        memmove((char *)e + b + 8, (char *)e + b, body);
+        memcpy((char *)e + b, &when, 8);
         e->flags |= E_HAS_EXPIRE;
         t->expires++;
         slot_exp_add(slot, 1);
     } else {
-        memmove((char *)e + sizeof(struct entry), (char *)e + sizeof(struct entry) + 8, body);
+        memmove((char *)e + b, (char *)e + b + 8, body);
         e->flags &= (uint8_t)~E_HAS_EXPIRE;
-        e = hk_realloc(e, sizeof(struct entry) + body);
+        e = hk_realloc_packed(e, b + body);
         t->expires--;
         slot_exp_add(slot, -1);
     }
-    t->slots[idx] = e;
+    table_set(t, idx, e);
     return e;
 }
 
@@ -724,7 +751,7 @@ struct table *db_detach(int db, unsigned s)
         return NULL;
     slot_exp_add(s, -(int)t->expires);
     for (uint32_t i = 0; i < t->cap; i++)
-        if (table_full(t, i) && (t->slots[i]->flags & E_HFE))
+        if (table_full(t, i) && (table_get(t, i)->flags & E_HFE))
             slot_hfe_add(s, -1);
     ks.dbs[db]->t[s] = NULL;
     slot_table_add(db, s, 0);
@@ -776,7 +803,7 @@ void db_shadow_add(struct db_shadow *s, int db, unsigned slot, struct entry *e)
     struct table **tp = shadow_slot(s, db, slot);
     if (!*tp)
         *tp = table_new(4);
-    table_insert(tp, e, table_hash(entry_key(e), e->klen));
+    table_insert(tp, e, table_hash(entry_key(e), entry_klen(e)));
     if (e->flags & E_HAS_EXPIRE)
         (*tp)->expires++;
     if (e->flags & E_HFE)
@@ -786,10 +813,10 @@ void db_shadow_add(struct db_shadow *s, int db, unsigned slot, struct entry *e)
 void db_shadow_replace(struct db_shadow *s, int db, unsigned slot, long idx, struct entry *e)
 {
     struct table *t = *shadow_slot(s, db, slot);
-    struct entry *old = t->slots[idx];
+    struct entry *old = table_get(t, idx);
     t->expires += (uint32_t)((e->flags & E_HAS_EXPIRE) != 0) - (uint32_t)((old->flags & E_HAS_EXPIRE) != 0);
     s->hfe[slot] += (uint32_t)((e->flags & E_HFE) != 0) - (uint32_t)((old->flags & E_HFE) != 0);
-    t->slots[idx] = e;
+    table_set(t, idx, e);
     if (old != e)
         entry_free(old);
 }
@@ -881,7 +908,7 @@ static inline void sweep_prefetch(const struct table *t, uint32_t i)
     if (i < t->cap && table_full(t, i)) {
 #if defined(__x86_64__) || defined(__i386__)
         /* (GCC 12 at -O2 drops this __builtin_prefetch altogether) */
-        __asm__ volatile("prefetcht0 (%0)" : : "r"(t->slots[i]));
+        __asm__ volatile("prefetcht0 (%0)" : : "r"(table_get(t, i)));
 #else
         __builtin_prefetch(t->slots[i]);
 #endif
@@ -931,7 +958,7 @@ long db_active_expire(unsigned from, unsigned to, unsigned *cursor, struct expir
                     sweep_prefetch(t, i + SWEEP_PREFETCH);
                     if (!table_full(t, i))
                         continue;
-                    struct entry *e = t->slots[i];
+                    struct entry *e = table_get(t, i);
                     if (!(e->flags & (E_HAS_EXPIRE | E_HFE)))
                         continue;
                     int gone = (e->flags & E_HAS_EXPIRE) && entry_expire(e) <= now;
@@ -944,7 +971,7 @@ long db_active_expire(unsigned from, unsigned to, unsigned *cursor, struct expir
                         gone = empty;
                         /* (e stays in place: expiry only shrinks it) */
                         if ((dropped || empty) && db_hash_expired_hook)
-                            db_hash_expired_hook(d, s, entry_key(e), e->klen, empty);
+                            db_hash_expired_hook(d, s, entry_key(e), entry_klen(e), empty);
                     }
                     if (!gone)
                         continue;
@@ -952,7 +979,7 @@ long db_active_expire(unsigned from, unsigned to, unsigned *cursor, struct expir
                      * table goes away with its last key. */
                     remove_at_ex(d, s, (long)i, 0, 0);
                     if (expired && db_key_expired_hook)
-                        db_key_expired_hook(d, s, entry_key(e), e->klen);
+                        db_key_expired_hook(d, s, entry_key(e), entry_klen(e));
                     entry_free(e);
                     removed++;
                     b_expired++;

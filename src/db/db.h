@@ -218,6 +218,12 @@ void db_set_hfe(int db, unsigned slot, struct entry *e, int on);
 struct entry *entry_new_string(const char *key, size_t klen, const char *val, size_t vlen, long long expire);
 uint8_t string_enc(const char *v, size_t n);
 struct entry *entry_new(uint8_t type, const char *key, size_t klen, size_t vlen, long long expire);
+/* e with the 16-byte header (entry.h): a value that grows in place past
+ * ENTRY_SHORT_VLEN needs it.  Reallocates to the same bytes plus 9 plus
+ * extra (room the caller is about to fill); returns the entry, which may
+ * have moved: the caller puts it back into its table slot.  A no-op when
+ * e is long already (extra is then ignored). */
+struct entry *entry_to_long(struct entry *e, size_t extra);
 void entry_free(struct entry *e);
 /* Copy of an entry with a new key (RENAME/COPY keep type, value, TTL). */
 struct entry *entry_dup(struct entry *e, const char *key, size_t klen, int keep_ttl);

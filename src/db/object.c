@@ -36,7 +36,7 @@ const struct type_ops *obj_ops(uint8_t type)
 
 struct entry *entry_new_obj(uint8_t type, uint8_t enc, const char *key, size_t klen, void *p, long long expire)
 {
-    size_t base = sizeof(struct entry) + (expire >= 0 ? 8 : 0) + klen;
+    size_t base = obj_entry_base(klen, expire);
     struct entry *e = entry_new(type, key, klen, obj_ptr_room(base), expire);
     entry_set_ptr(e, p, enc);
     return e;
@@ -45,7 +45,7 @@ struct entry *entry_new_obj(uint8_t type, uint8_t enc, const char *key, size_t k
 struct entry *obj_inline_new(uint8_t type, uint8_t enc, const char *key, size_t klen, long long expire, const void *p,
                              size_t n)
 {
-    size_t base = sizeof(struct entry) + (expire >= 0 ? 8 : 0) + klen;
+    size_t base = obj_entry_base(klen, expire);
     struct entry *e = entry_new(type, key, klen, obj_inline_vlen(base, n), expire);
     e->enc = enc;
     e->flags |= E_INLINE;
@@ -65,7 +65,7 @@ size_t obj_inline_detach(struct entry *e, size_t n)
 int obj_inline_attach(struct entry *e, size_t n, size_t max, size_t was, struct entry **nep)
 {
     void *p = entry_ptr(e);
-    size_t base = entry_hdr(e) + e->klen;
+    size_t base = entry_hdr(e) + entry_klen(e);
     struct entry *ne;
     *nep = NULL;
     if (n <= max) {
@@ -73,27 +73,27 @@ int obj_inline_attach(struct entry *e, size_t n, size_t max, size_t was, struct 
          * allocator is asked only when the known room is too small and
          * not a whole size class already). */
         size_t need = base + obj_inline_vlen(base, n), room = was;
-        if (was && need > was && obj_size_class(was) > was)
+        if (was && need > was && obj_entry_class(was) > was)
             room = hk_usable(e);
-        if (need <= room && room - need < 16 + need / 8) {
+        if (need <= room && room - need < 16 + need / 8 && entry_vlen_fits(e, room - base)) {
             memcpy(entry_val(e), p, n);
-            e->vlen = (uint32_t)(room - base);
+            entry_set_vlen(e, room - base);
             e->flags |= E_INLINE;
             return 1;
         }
         if (obj_inline_pays(base, n, max)) {
-            ne = obj_inline_new(e->type, e->enc, entry_key(e), e->klen, entry_expire(e), p, n);
+            ne = obj_inline_new(e->type, e->enc, entry_key(e), entry_klen(e), entry_expire(e), p, n);
             goto out;
         }
     }
-    if (was <= obj_size_class(base + obj_ptr_room(base)))
+    if (was <= obj_entry_class(base + obj_ptr_room(base)))
         return 0;
     /* Stays a pointer, in an entry still sized for the inline value it
      * held: a fresh one takes over p (e lets go of it). */
-    ne = entry_new_obj(e->type, e->enc, entry_key(e), e->klen, p, entry_expire(e));
+    ne = entry_new_obj(e->type, e->enc, entry_key(e), entry_klen(e), p, entry_expire(e));
     entry_set_ptr(e, NULL, e->enc);
 out:
-    ne->lru = e->lru;
+    entry_set_lru(ne, entry_lru(e));
     *nep = ne;
     return 0;
 }

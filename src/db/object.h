@@ -66,7 +66,7 @@ static inline void entry_set_ptr(struct entry *e, void *p, uint8_t enc)
 {
     size_t off = entry_ptr_off(e);
     *(void **)((char *)e + off) = p;
-    e->vlen = (uint32_t)(off + sizeof(void *) - entry_hdr(e) - e->klen);
+    entry_set_vlen(e, off + sizeof(void *) - entry_hdr(e) - entry_klen(e)); /* < 16: fits either header */
     e->enc = enc;
 }
 
@@ -74,10 +74,18 @@ static inline void entry_set_ptr(struct entry *e, void *p, uint8_t enc)
  * A small collection may live inside its key's entry (E_INLINE, entry.h)
  * instead of behind a pointer: one allocation less per key.  These are
  * the sizing rules the type modules share; `base` is always an entry's
- * header plus key length (entry_hdr(e) + e->klen, or sizeof(struct entry)
+ * header plus key length (entry_hdr(e) + entry_klen(e), or obj_entry_base()
  * (+ 8 with a TTL) + klen for an entry about to be made).  The value room
  * of an inline entry always keeps space for the aligned pointer form, so
  * a write can turn it back into a pointer entry in place. */
+
+/* hdr + klen of a new collection entry.  Its value (a pointer's room, or
+ * an inline structure of at most a type's cap, 256 bytes) always fits the
+ * short header's length, so the key length alone decides the header. */
+static inline size_t obj_entry_base(size_t klen, long long expire)
+{
+    return entry_base_for(klen, 0) + (expire >= 0 ? 8 : 0) + klen;
+}
 
 /* The size class hk_malloc gives n bytes: the slab's 16-byte steps for
  * SLAB_MIN..SLAB_MAX (base/slab.h) while it is on, else jemalloc's
@@ -95,6 +103,16 @@ static inline size_t obj_size_class(size_t n)
     size_t g = (size_t)1 << (63 - __builtin_clzll((unsigned long long)(n - 1)));
     size_t sp = g / 4 < 16 ? 16 : g / 4;
     return (n + sp - 1) & ~(sp - 1);
+}
+
+/* The same for an entry (hk_malloc_packed: the slab's 8-byte steps). */
+static inline size_t obj_entry_class(size_t n)
+{
+#ifndef HK_NO_JEMALLOC
+    if (n - SLAB_MIN <= (size_t)(SLAB_MAX - SLAB_MIN) && __atomic_load_n(&slab_state_, __ATOMIC_RELAXED) > 0)
+        return slab_round_packed(n);
+#endif
+    return obj_size_class(n);
 }
 
 /* Value room of the pointer form of an entry with hdr + klen = base
@@ -117,7 +135,7 @@ static inline size_t obj_inline_vlen(size_t base, size_t n)
 static inline int obj_inline_pays(size_t base, size_t n, size_t max)
 {
     return n <= max &&
-           obj_size_class(base + obj_inline_vlen(base, n)) <= obj_size_class(base + obj_ptr_room(base)) + obj_size_class(n);
+           obj_entry_class(base + obj_inline_vlen(base, n)) <= obj_entry_class(base + obj_ptr_room(base)) + obj_size_class(n);
 }
 
 /* A new inline entry (type, encoding enc) holding a copy of the n-byte

@@ -6,11 +6,18 @@
 #include <emmintrin.h>
 #endif
 
+#include "../base/log.h"
 #include "../base/mem.h"
 
 /* Read by every lookup on every thread, written once at start-up: a line
  * of its own, so no counter written at run time shares it. */
 _Alignas(64) uint64_t table_seed = 0x5bd1e9955bd1e995ULL;
+
+void table_bad_address(const void *e)
+{
+    log_msg(LL_WARNING, "table: entry address %p does not fit the index's 48 bits", e);
+    abort();
+}
 
 static inline uint32_t home(const struct table *t, uint64_t h)
 {
@@ -26,7 +33,7 @@ void table_prefetch_home(const struct table *t, uint64_t h)
 {
     uint32_t i = home(t, h);
     __builtin_prefetch(table_tags(t) + i);
-    __builtin_prefetch(&t->slots[i]);
+    __builtin_prefetch(t->slots_ + (size_t)i * TABLE_PTR);
 }
 
 void table_prefetch_entry(const struct table *t, uint64_t h, int whole)
@@ -36,12 +43,12 @@ void table_prefetch_entry(const struct table *t, uint64_t h, int whole)
     uint32_t i = home(t, h);
     for (int n = 0; n < 8 && tags[i] != TAG_EMPTY; n++) {
         if (tags[i] == tag) {
-            const struct entry *e = t->slots[i];
+            const struct entry *e = table_get(t, i);
             if (!whole) {
                 __builtin_prefetch(e);
                 return;
             }
-            size_t len = entry_size(e);
+            size_t len = entry_size_hint(e);
             if (len > 512)
                 len = 512;
             for (size_t o = 64; o < len; o += 64)
@@ -59,7 +66,7 @@ void table_prefetch_entry(const struct table *t, uint64_t h, int whole)
 struct table *table_new(uint32_t cap)
 {
     struct table *t;
-    size_t per = sizeof(struct entry *) + 1, usable;
+    size_t per = TABLE_SLOT, usable;
     if (cap < 4)
         cap = 4;
     t = hk_malloc(sizeof(*t) + (size_t)cap * per);
@@ -79,7 +86,7 @@ void table_free(struct table *t, void (*free_entry)(struct entry *))
     if (free_entry) {
         for (uint32_t i = 0; i < t->cap; i++)
             if (table_full(t, i))
-                free_entry(t->slots[i]);
+                free_entry(table_get(t, i));
     }
     hk_free(t);
 }
@@ -101,8 +108,8 @@ long table_find(const struct table *t, const char *key, size_t klen, uint64_t h)
     if (g0 == TAG_EMPTY)
         return -1;
     if (g0 == tag) {
-        struct entry *e = t->slots[i];
-        if (e->klen == klen && memcmp(entry_key(e), key, klen) == 0)
+        struct entry *e = table_get(t, i);
+        if (entry_key_is(e, key, klen))
             return (long)i;
     }
     if (++i == cap)
@@ -120,8 +127,8 @@ long table_find(const struct table *t, const char *key, size_t klen, uint64_t h)
                 m &= (em & (0u - em)) - 1; /* only matches before the first empty */
             while (m) {
                 uint32_t j = i + (uint32_t)__builtin_ctz(m);
-                struct entry *e = t->slots[j];
-                if (e->klen == klen && memcmp(entry_key(e), key, klen) == 0)
+                struct entry *e = table_get(t, j);
+                if (entry_key_is(e, key, klen))
                     return (long)j;
                 m &= m - 1;
             }
@@ -135,8 +142,8 @@ long table_find(const struct table *t, const char *key, size_t klen, uint64_t h)
 #endif
         uint8_t g = tags[i];
         if (g == tag) {
-            struct entry *e = t->slots[i];
-            if (e->klen == klen && memcmp(entry_key(e), key, klen) == 0)
+            struct entry *e = table_get(t, i);
+            if (entry_key_is(e, key, klen))
                 return (long)i;
         } else if (g == TAG_EMPTY) {
             return -1;
@@ -173,7 +180,7 @@ static uint32_t place(struct table *t, struct entry *e, uint64_t h)
     if (tags[i] == TAG_TOMB)
         t->tombs--;
     tags[i] = tag_of(h);
-    t->slots[i] = e;
+    table_set(t, i, e);
     return i;
 }
 
@@ -182,8 +189,8 @@ static void resize(struct table **tp, uint32_t ncap)
     struct table *o = *tp, *n = table_new(ncap);
     for (uint32_t i = 0; i < o->cap; i++) {
         if (table_full(o, i)) {
-            struct entry *e = o->slots[i];
-            place(n, e, table_hash(entry_key(e), e->klen));
+            struct entry *e = table_get(o, i);
+            place(n, e, table_hash(entry_key(e), entry_klen(e)));
         }
     }
     n->used = o->used;
@@ -197,12 +204,20 @@ long table_insert(struct table **tp, struct entry *e, uint64_t h)
     struct table *t = *tp;
     /* Keep (live + tombstones) under 88% so every probe sequence ends at
      * an empty slot and stays within a cache line of tags; grow by 1.25x
-     * so the load stays between 0.70 and 0.88 (about 11 bytes of index per
-     * key).  Small tables grow by at least 4 slots. */
+     * so the load stays between 0.70 and 0.88.  Tables under 32 slots
+     * grow to the next allocator size class (table_new widens cap to fill
+     * it: a step of 2-3 slots), so the few keys of a shard at 100k keys
+     * do not sit in a table a third empty; rehashing that few is cheap. */
     if ((uint64_t)(t->used + t->tombs + 1) * 100 > (uint64_t)t->cap * 88) {
         uint32_t ncap = t->cap;
-        if ((uint64_t)(t->used + 1) * 100 > (uint64_t)t->cap * 70)
-            ncap = t->cap + (t->cap / 4 > 4 ? t->cap / 4 : 4);
+        if ((uint64_t)(t->used + 1) * 100 > (uint64_t)t->cap * 70) {
+            ncap = t->cap < 32 ? t->cap + 1 : t->cap + t->cap / 4;
+            /* Past 88% even after the step (an allocator without size
+             * classes widens nothing): enough slots for that. */
+            uint32_t min = (uint32_t)(((uint64_t)(t->used + 1) * 100 + 87) / 88);
+            if (ncap < min)
+                ncap = min;
+        }
         resize(tp, ncap); /* same size: just drops tombstones */
         t = *tp;
     }

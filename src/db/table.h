@@ -5,9 +5,14 @@
  * only when the 7-bit tag matches, so a miss rarely touches an entry.  Slots
  * are mapped with a multiply-shift on the hash (no power-of-two capacity),
  * which lets the table grow by 1.25x instead of 2x: load stays between 0.70
- * and 0.88, about 11 bytes of index per key.  A shard holds 1/16384 of the
- * keyspace, so a resize moves a few hundred entries even at 10 M keys: there
- * is never a global rehash and never a long pause.
+ * and 0.88.  A slot is 7 bytes: the entry's address in 6 bytes (user-space
+ * addresses are below 2^47 on x86-64 and 2^48 on arm64; table_set checks)
+ * and its tag; about 9 bytes of index per key in large tables.  A shard
+ * holds 1/16384 of the keyspace, so a resize moves a few hundred entries
+ * even at 10 M keys: there is never a global rehash and never a long
+ * pause.  At 100,000 keys a shard's table holds about 6: small tables
+ * grow one allocator size class at a time (see table_insert), which keeps
+ * them near the 0.88 load as well.
  *
  * Not thread-safe: the caller holds the shard's lock. */
 #ifndef HK_TABLE_H
@@ -23,8 +28,18 @@ struct table {
     uint32_t used;     /* live entries */
     uint32_t tombs;    /* deleted slots not yet reused */
     uint32_t expires;  /* live entries with a TTL */
-    struct entry *slots[]; /* cap pointers, then cap tag bytes (table_tags) */
+    unsigned char slots_[]; /* cap 6-byte addresses (table_get/table_set), then cap tag bytes (table_tags) */
 };
+
+/* Sanitizer builds (no jemalloc) keep whole, aligned pointers: LeakSanitizer
+ * finds live blocks by scanning memory for their addresses, and a 6-byte
+ * address hides every entry still in a table at exit. */
+#ifdef HK_NO_JEMALLOC
+#define TABLE_PTR 8
+#else
+#define TABLE_PTR 6
+#endif
+#define TABLE_SLOT (TABLE_PTR + 1)
 
 #define TAG_EMPTY 0
 #define TAG_TOMB 1
@@ -64,7 +79,29 @@ size_t table_bytes(const struct table *t);
  * 16-byte header matters when 100k keys spread over 16k slot tables). */
 static inline uint8_t *table_tags(const struct table *t)
 {
-    return (uint8_t *)(t->slots + t->cap);
+    return (uint8_t *)(t->slots_ + (size_t)t->cap * TABLE_PTR);
+}
+
+/* The entry in slot i (full slots only).  One 8-byte load: past the last
+ * 6-byte address it reads two tag bytes (cap >= 4), masked off. */
+static inline struct entry *table_get(const struct table *t, uint32_t i)
+{
+    uint64_t v;
+    memcpy(&v, t->slots_ + (size_t)i * TABLE_PTR, 8);
+#if TABLE_PTR == 6
+    v &= 0xffffffffffffULL;
+#endif
+    return (struct entry *)(uintptr_t)v;
+}
+
+void table_bad_address(const void *e) __attribute__((noreturn, cold));
+
+static inline void table_set(struct table *t, uint32_t i, struct entry *e)
+{
+    uint64_t v = (uint64_t)(uintptr_t)e;
+    if (TABLE_PTR == 6 && __builtin_expect(v >> 48, 0))
+        table_bad_address(e);
+    memcpy(t->slots_ + (size_t)i * TABLE_PTR, &v, TABLE_PTR); /* little-endian: the low bytes */
 }
 
 static inline int table_full(const struct table *t, uint32_t i)

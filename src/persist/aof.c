@@ -1416,14 +1416,14 @@ static int rewrite_key(struct bw *w, struct entry *e, long long now)
     if (exp >= 0 && exp <= now)
         return 0; /* expired: nothing to rebuild */
     const char *key = entry_key(e);
-    size_t klen = e->klen;
+    size_t klen = entry_klen(e);
     struct batch b = {w, NULL, key, klen, 0, 0, 1};
     switch (e->type) {
     case OBJ_STRING:
         bw_count(w, '*', 3);
         bw_bulk_cstr(w, "SET");
         bw_bulk(w, key, klen);
-        bw_bulk(w, entry_val(e), e->vlen);
+        bw_bulk(w, entry_val(e), entry_vlen(e));
         break;
     case OBJ_LIST:
         b.cmd = "RPUSH";
@@ -1497,7 +1497,7 @@ static int rewrite_commands(struct bw *w)
             for (uint32_t i = 0; i < t->cap; i++) {
                 if (!table_full(t, i))
                     continue;
-                struct entry *e = t->slots[i];
+                struct entry *e = table_get(t, i);
                 if (!selected) {
                     bw_count(w, '*', 2);
                     bw_bulk_cstr(w, "SELECT");

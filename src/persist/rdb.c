@@ -879,23 +879,23 @@ static int save_db(struct rdb_out *o, const struct rdb_save_opts *opt, int dbi, 
         for (uint32_t i = 0; i < t->cap; i++) {
             if (!table_full(t, i))
                 continue;
-            struct entry *e = t->slots[i];
+            struct entry *e = table_get(t, i);
             long long exp = entry_expire(e);
             if (exp >= 0 && (rdb_w_type(o, RDB_OPCODE_EXPIRETIME_MS) < 0 || rdb_w_millis(o, exp) < 0))
                 return -1;
             if (lru == 1) {
-                uint64_t idle = ((uint64_t)lru_clock_now - e->lru) & 0xffffff;
+                uint64_t idle = ((uint64_t)lru_clock_now - entry_lru(e)) & 0xffffff;
                 if (rdb_w_type(o, RDB_OPCODE_IDLE) < 0 || rdb_w_len(o, idle) < 0)
                     return -1;
             } else if (lru == 2) {
-                unsigned char f = (unsigned char)lfu_decr_and_return(e->lru);
+                unsigned char f = (unsigned char)lfu_decr_and_return(entry_lru(e));
                 if (rdb_w_type(o, RDB_OPCODE_FREQ) < 0 || rdb_w_raw(o, &f, 1) < 0)
                     return -1;
             }
             /* The value's type byte comes before the key: rdb_w_type
              * writes the pending key right after it. */
             o->pending_key = entry_key(e);
-            o->pending_klen = e->klen;
+            o->pending_klen = entry_klen(e);
             if (rdb_save_value(o, e, opt->version) < 0)
                 return -1;
             if (opt->key_save_delay_us)
@@ -1008,9 +1008,9 @@ void rdb_apply_lru(struct entry *e, long long idle, int freq)
 {
     if (db_lfu_mode) {
         if (freq >= 0)
-            e->lru = (lfu_init() & ~(uint32_t)0xff) | (uint32_t)freq;
+            entry_set_lru(e, (lfu_init() & ~(uint32_t)0xff) | (uint32_t)freq);
     } else if (idle >= 0) {
-        e->lru = (uint32_t)(((long long)lru_clock_now - idle) & 0xffffff);
+        entry_set_lru(e, (uint32_t)(((long long)lru_clock_now - idle) & 0xffffff));
     }
 }
 

@@ -190,7 +190,7 @@ int rdb_save_value(struct rdb_out *o, struct entry *e, int version)
     case OBJ_STRING:
         if (rdb_w_type(o, RDB_TYPE_STRING) < 0)
             return -1;
-        return rdb_w_str(o, entry_val(e), e->vlen);
+        return rdb_w_str(o, entry_val(e), entry_vlen(e));
     case OBJ_LIST: return save_list(o, e);
     case OBJ_SET: return save_set(o, e, version);
     case OBJ_ZSET: return save_zset(o, e);

@@ -111,7 +111,7 @@ void digest_value(unsigned char d[DIGEST_LEN], struct entry *e)
     mix_digest(d, &type, sizeof(type));
     switch (e->type) {
     case OBJ_STRING:
-        mix_digest(d, entry_val(e), e->vlen);
+        mix_digest(d, entry_val(e), entry_vlen(e));
         break;
     case OBJ_LIST:
         list_visit(e, mix_elem, d);
@@ -162,7 +162,7 @@ void digest_value(unsigned char d[DIGEST_LEN], struct entry *e)
 void digest_key_value(unsigned char d[DIGEST_LEN], struct entry *e)
 {
     memset(d, 0, DIGEST_LEN);
-    mix_digest(d, entry_key(e), e->klen);
+    mix_digest(d, entry_key(e), entry_klen(e));
     digest_value(d, e);
 }
 

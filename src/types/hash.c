@@ -679,22 +679,22 @@ long long hash_min_field_ttl(struct entry *e)
 void hash_attach_slow(int db, unsigned slot, struct entry *e)
 {
     unsigned char *lp = entry_ptr(e);
-    size_t n = lp_bytes(lp), base = entry_hdr(e) + e->klen;
+    size_t n = lp_bytes(lp), base = entry_hdr(e) + entry_klen(e);
     if (n > HASH_INLINE_MAX)
         return;
     /* The inline value keeps room for the (aligned) pointer form. */
     size_t vlen = obj_inline_vlen(base, n), u = hk_usable(e);
     if (base + vlen <= u && (db < 0 || u - (base + vlen) < 16 + (base + vlen) / 8)) {
         memcpy(entry_val(e), lp, n);
-        e->vlen = (uint32_t)vlen;
+        entry_set_vlen(e, vlen); /* <= HASH_INLINE_MAX: fits either header */
         e->flags |= E_INLINE;
         lp_free(lp);
         return;
     }
     if (db < 0)
         return;
-    struct entry *ne = obj_inline_new(OBJ_HASH, e->enc, entry_key(e), e->klen, entry_expire(e), lp, n);
-    ne->lru = e->lru;
+    struct entry *ne = obj_inline_new(OBJ_HASH, e->enc, entry_key(e), entry_klen(e), entry_expire(e), lp, n);
+    entry_set_lru(ne, entry_lru(e));
     ne->flags |= (uint8_t)(e->flags & E_HFE);
     db_set(db, slot, ne); /* frees e, and lp with it */
 }
@@ -775,7 +775,7 @@ long hash_expire_fields(int db, struct entry *e, unsigned slot, long long now, i
     long long first = hash_min_field_ttl(e);
     if (first && first <= now) {
         hash_detach(e);
-        hash_expire_prop_begin(db, entry_key(e), e->klen);
+        hash_expire_prop_begin(db, entry_key(e), entry_klen(e));
         n = hash_drop_expired(e, now, HFE_SWEEP_MAX);
         hash_expire_prop_end();
     }
@@ -855,8 +855,8 @@ struct entry *hash_load_finish(struct entry *e)
     size_t n = lp_bytes(lp);
     if (n > HASH_INLINE_MAX)
         return e;
-    struct entry *ne = obj_inline_new(OBJ_HASH, e->enc, entry_key(e), e->klen, entry_expire(e), lp, n);
-    ne->lru = e->lru;
+    struct entry *ne = obj_inline_new(OBJ_HASH, e->enc, entry_key(e), entry_klen(e), entry_expire(e), lp, n);
+    entry_set_lru(ne, entry_lru(e));
     ne->flags |= (uint8_t)(e->flags & E_HFE);
     entry_free(e); /* and lp with it */
     return ne;

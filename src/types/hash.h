@@ -223,6 +223,7 @@ long hash_expire_fields(int db, struct entry *e, unsigned slot, long long now, i
  * expiry, db < 0) always stay in place.  Without E_INLINE both are no-ops. */
 #ifdef E_INLINE
 #define HASH_INLINE_MAX 192
+_Static_assert(HASH_INLINE_MAX <= ENTRY_SHORT_VLEN, "obj_entry_base: inline values fit the short header");
 static inline void hash_detach(struct entry *e)
 {
     if (!(e->flags & E_INLINE))

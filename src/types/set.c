@@ -573,6 +573,7 @@ void set_visit(struct entry *e, obj_visit_fn fn, void *arg)
 
 /* ---------------------------------------------------- inline values --- */
 #define SET_INLINE_MAX 256
+_Static_assert(SET_INLINE_MAX <= ENTRY_SHORT_VLEN, "obj_entry_base: inline values fit the short header");
 
 static inline size_t s_raw_bytes(const void *p, uint8_t enc)
 {
@@ -601,7 +602,7 @@ struct entry *set_entry_new(const char *key, size_t klen, void *p, uint8_t enc)
 {
     if (enc != ENC_HT) {
         size_t n = s_raw_bytes(p, enc);
-        if (obj_inline_pays(sizeof(struct entry) + klen, n, SET_INLINE_MAX)) {
+        if (obj_inline_pays(obj_entry_base(klen, -1), n, SET_INLINE_MAX)) {
             struct entry *e = obj_inline_new(OBJ_SET, enc, key, klen, -1, p, n);
             sobj_free(p, enc);
             return e;
@@ -651,10 +652,10 @@ struct entry *set_load_finish(struct entry *e)
         return e;
     void *p = entry_ptr(e);
     size_t n = s_raw_bytes(p, e->enc);
-    if (!obj_inline_pays(entry_hdr(e) + e->klen, n, SET_INLINE_MAX))
+    if (!obj_inline_pays(entry_hdr(e) + entry_klen(e), n, SET_INLINE_MAX))
         return e;
-    struct entry *ne = obj_inline_new(OBJ_SET, e->enc, entry_key(e), e->klen, entry_expire(e), p, n);
-    ne->lru = e->lru;
+    struct entry *ne = obj_inline_new(OBJ_SET, e->enc, entry_key(e), entry_klen(e), entry_expire(e), p, n);
+    entry_set_lru(ne, entry_lru(e));
     entry_free(e); /* and p with it */
     return ne;
 }

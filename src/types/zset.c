@@ -289,6 +289,7 @@ const struct type_ops zset_type_ops = {zset_ops_free, zset_ops_dup, zset_ops_mem
 /* ================================================ inline values ===
  * (The rules: types/zset.h.) */
 #define ZSET_INLINE_MAX 256
+_Static_assert(ZSET_INLINE_MAX <= ENTRY_SHORT_VLEN, "obj_entry_base: inline values fit the short header");
 
 void zset_detach(struct entry *e)
 {
@@ -300,7 +301,7 @@ struct entry *zset_entry_new(const char *key, size_t klen, void *p, uint8_t enc)
 {
     if (enc == ENC_LISTPACK) {
         size_t n = lp_bytes(p);
-        if (obj_inline_pays(sizeof(struct entry) + klen, n, ZSET_INLINE_MAX)) {
+        if (obj_inline_pays(obj_entry_base(klen, -1), n, ZSET_INLINE_MAX)) {
             struct entry *e = obj_inline_new(OBJ_ZSET, ENC_LISTPACK, key, klen, -1, p, n);
             lp_free(p);
             return e;
@@ -327,8 +328,8 @@ struct entry *zset_entry_finish(struct entry *e)
     if (e->enc == ENC_LISTPACK) {
         unsigned char *lp = entry_ptr(e);
         size_t n = lp_bytes(lp);
-        if (obj_inline_pays(entry_hdr(e) + e->klen, n, ZSET_INLINE_MAX)) {
-            struct entry *ne = obj_inline_new(OBJ_ZSET, ENC_LISTPACK, entry_key(e), e->klen, -1, lp, n);
+        if (obj_inline_pays(entry_hdr(e) + entry_klen(e), n, ZSET_INLINE_MAX)) {
+            struct entry *ne = obj_inline_new(OBJ_ZSET, ENC_LISTPACK, entry_key(e), entry_klen(e), -1, lp, n);
             lp_free(lp);
             hk_free(e); /* the shell: its listpack is copied and freed */
             e = ne;
@@ -674,10 +675,10 @@ struct entry *zset_load_finish(struct entry *e)
         return e;
     unsigned char *lp = entry_ptr(e);
     size_t n = lp_bytes(lp);
-    if (!obj_inline_pays(entry_hdr(e) + e->klen, n, ZSET_INLINE_MAX))
+    if (!obj_inline_pays(entry_hdr(e) + entry_klen(e), n, ZSET_INLINE_MAX))
         return e;
-    struct entry *ne = obj_inline_new(OBJ_ZSET, ENC_LISTPACK, entry_key(e), e->klen, entry_expire(e), lp, n);
-    ne->lru = e->lru;
+    struct entry *ne = obj_inline_new(OBJ_ZSET, ENC_LISTPACK, entry_key(e), entry_klen(e), entry_expire(e), lp, n);
+    entry_set_lru(ne, entry_lru(e));
     entry_free(e); /* and lp with it */
     return ne;
 }

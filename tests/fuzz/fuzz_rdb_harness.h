@@ -66,8 +66,8 @@ static unsigned long long fuzz_rdb_walk_keyspace(void)
                 for (uint32_t i = 0; i < t->cap; i++) {
                     if (!table_full(t, i))
                         continue;
-                    struct entry *e = t->slots[i];
-                    FZ_CHECK(key_slot(entry_key(e), e->klen) == s);
+                    struct entry *e = table_get(t, i);
+                    FZ_CHECK(key_slot(entry_key(e), entry_klen(e)) == s);
                     fuzz_restore_check(e, (int)(i & 1));
                     per_db[d]++;
                 }

@@ -212,7 +212,7 @@ static uint64_t fuzz_walk_value(struct entry *e, unsigned long long *count, unsi
     struct fuzz_walk w = {0, 0, 0xcbf29ce484222325ULL, e->type == OBJ_SET || e->type == OBJ_HASH || e->type == OBJ_VSET,
                           0};
     switch (e->type) {
-    case OBJ_STRING: fuzz_walk_bytes(&w, entry_val(e), e->vlen); fuzz_walk_end(&w); break;
+    case OBJ_STRING: fuzz_walk_bytes(&w, entry_val(e), entry_vlen(e)); fuzz_walk_end(&w); break;
     case OBJ_LIST: list_visit(e, fuzz_walk_elem, &w); FZ_CHECK(w.n == obj_len(e)); break;
     case OBJ_SET: set_visit(e, fuzz_walk_elem, &w); FZ_CHECK(w.n == obj_len(e)); break;
     case OBJ_ZSET: zset_visit(e, 0, fuzz_walk_zelem, &w); FZ_CHECK(w.n == obj_len(e)); break;
@@ -270,7 +270,7 @@ static struct entry *fuzz_restore_decode(const unsigned char *p, size_t len, int
     if (!e && !*empty && in.failed)
         FZ_CHECK(in.err[0] != 0);
     if (e) {
-        FZ_CHECK(e->klen == 7 && memcmp(entry_key(e), "fuzzkey", 7) == 0);
+        FZ_CHECK(entry_klen(e) == 7 && memcmp(entry_key(e), "fuzzkey", 7) == 0);
         FZ_CHECK(rdb_in_offset(&in) <= len);
     }
     rdb_in_free(&in);

@@ -68,8 +68,8 @@ TEST(test_db_set_and_clear_expire_moves_entry)
     long long when = time_ms() + 5000;
     e = db_set_expire(0, s, idx, when);
     CHECK_EQ(entry_expire(e), when);
-    CHECK_MEM(entry_key(e), e->klen, "k", 1);
-    CHECK_MEM(entry_val(e), e->vlen, "value", 5);
+    CHECK_MEM(entry_key(e), entry_klen(e), "k", 1);
+    CHECK_MEM(entry_val(e), entry_vlen(e), "value", 5);
     CHECK_EQ(ks.slot_expires[s], 1);
     CHECK_EQ(db_expires(0), 1);
     /* Updating an existing TTL keeps the counters. */
@@ -78,7 +78,7 @@ TEST(test_db_set_and_clear_expire_moves_entry)
     CHECK_EQ(ks.slot_expires[s], 1);
     e = db_set_expire(0, s, idx, -1);
     CHECK_EQ(entry_expire(e), -1);
-    CHECK_MEM(entry_val(e), e->vlen, "value", 5);
+    CHECK_MEM(entry_val(e), entry_vlen(e), "value", 5);
     CHECK_EQ(ks.slot_expires[s], 0);
     CHECK_EQ(db_expires(0), 0);
 }

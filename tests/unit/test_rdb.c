@@ -392,7 +392,7 @@ static uint64_t canon_of(struct entry *e, size_t *count)
     struct canon c = {NULL, 0, 0};
     int sorted = 0;
     switch (e->type) {
-    case OBJ_STRING: canon_add(&c, entry_val(e), e->vlen); break;
+    case OBJ_STRING: canon_add(&c, entry_val(e), entry_vlen(e)); break;
     case OBJ_LIST: list_visit(e, canon_elem, &c); break;
     case OBJ_SET: set_visit(e, canon_elem, &c), sorted = 1; break;
     case OBJ_ZSET: zset_visit(e, 0, canon_zelem, &c); break;
@@ -401,7 +401,8 @@ static uint64_t canon_of(struct entry *e, size_t *count)
     }
     if (sorted && c.n)
         qsort(c.it, c.n, sizeof(*c.it), cmpstr);
-    uint64_t h = crc64(0, &e->type, 1);
+    uint8_t type = (uint8_t)e->type;
+    uint64_t h = crc64(0, &type, 1);
     for (size_t i = 0; i < c.n; i++) {
         h = crc64(h, c.it[i], strlen(c.it[i]) + 1);
         hk_free(c.it[i]);
@@ -1147,7 +1148,7 @@ static void db_setup(void)
 
 static void put(int db, struct entry *e)
 {
-    db_add(db, key_slot(entry_key(e), e->klen), e);
+    db_add(db, key_slot(entry_key(e), entry_klen(e)), e);
 }
 
 static struct entry *get(int db, const char *k)
@@ -1308,7 +1309,7 @@ TEST(test_rdb_file_corruption_is_refused_with_offset)
     in.allow_dup = 1;
     CHECK_EQ(rdb_load_in(&in, &st), 0);
     s0 = get(0, "str:2");
-    CHECK(s0 && s0->vlen == 31 && memcmp(entry_val(s0), "value-2-", 8) == 0);
+    CHECK(s0 && entry_vlen(s0) == 31 && memcmp(entry_val(s0), "value-2-", 8) == 0);
     CHECK_EQ(db_size(0), 1000);
     hk_free(c);
     rdb_out_free(&o);

@@ -237,3 +237,32 @@ TEST(slab_threaded_stress)
     size_t out1 = s1.pages - s1.free_pages, out0 = s0.pages - s0.free_pages;
     CHECK(out1 <= out0 + s1.heaps * (SLAB_MAX / 16 - 8));
 }
+
+/* Packed blocks (key entries): classes 8 bytes apart, 8-byte aligned; the
+ * 16-byte requests beside them keep their 16-byte alignment. */
+TEST(slab_packed_classes)
+{
+    void *b[SLAB_MAX + 1], *g[SLAB_MAX + 1];
+    for (size_t n = SLAB_MIN; n <= SLAB_MAX; n++) {
+        b[n] = slab_alloc_packed(n);
+        g[n] = slab_alloc(n);
+        CHECK(b[n] != NULL && g[n] != NULL);
+        if (!b[n] || !g[n])
+            return;
+        CHECK_EQ((uintptr_t)b[n] % 8, 0);
+        CHECK_EQ((uintptr_t)g[n] % 16, 0);
+        CHECK_EQ(slab_size(b[n]), slab_round_packed(n));
+        CHECK_EQ(slab_size(g[n]), slab_round(n));
+        memset(b[n], (int)(n & 0xff), n);
+        memset(g[n], (int)(~n & 0xff), n);
+    }
+    for (size_t n = SLAB_MIN; n <= SLAB_MAX; n++) {
+        const unsigned char *p = b[n], *q = g[n];
+        int ok = 1;
+        for (size_t i = 0; i < n; i++)
+            ok &= p[i] == (unsigned char)(n & 0xff) && q[i] == (unsigned char)(~n & 0xff);
+        CHECK(ok);
+        slab_free(b[n]);
+        slab_free(g[n]);
+    }
+}
