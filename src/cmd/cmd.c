@@ -60,8 +60,21 @@ static unsigned name_hash(const char *s, size_t n)
     return h;
 }
 
+/* The last name each thread looked up, as the client sent it, and what it
+ * found: a pipeline repeats one command, so most lookups are this compare.
+ * lookup_gen moves when the table is rebuilt (rename-command) and voids
+ * every thread's entry. */
+static atomic_uint lookup_gen;
+static _Thread_local struct {
+    const struct cmd *c;
+    unsigned gen;
+    size_t len;
+    char raw[16];
+} lookup_last;
+
 static void lookup_build(void)
 {
+    atomic_fetch_add_explicit(&lookup_gen, 1, memory_order_relaxed);
     memset(lookup_tab, 0, sizeof(lookup_tab));
     for (int i = 0; i < ntop; i++) {
         const char *n = cur_name[i];
@@ -136,6 +149,9 @@ const struct cmd *cmd_lookup(const char *name, size_t len)
 {
     char low[64];
     unsigned h = 2166136261u;
+    unsigned gen = atomic_load_explicit(&lookup_gen, memory_order_relaxed);
+    if (len == lookup_last.len && lookup_last.gen == gen && memcmp(name, lookup_last.raw, len) == 0)
+        return lookup_last.c;
     if (len > sizeof(low))
         return NULL; /* no name is that long (cmd_rename refuses one) */
     for (size_t i = 0; i < len; i++) {
@@ -146,8 +162,15 @@ const struct cmd *cmd_lookup(const char *name, size_t len)
     h &= LOOKUP_SIZE - 1;
     while (lookup_tab[h]) {
         const struct cmd *c = lookup_tab[h];
-        if (lookup_len[h] == len && memcmp(lookup_name[h], low, len) == 0)
+        if (lookup_len[h] == len && memcmp(lookup_name[h], low, len) == 0) {
+            if (len <= sizeof(lookup_last.raw)) {
+                lookup_last.c = c;
+                lookup_last.gen = gen;
+                lookup_last.len = len;
+                memcpy(lookup_last.raw, name, len);
+            }
             return c;
+        }
         h = (h + 1) & (LOOKUP_SIZE - 1);
     }
     return NULL;
@@ -599,7 +622,7 @@ run:
             }
             nk = cmd_keys(cmd, c, kidx, maxk);
             for (int i = 0; i < nk; i++) {
-                unsigned s = key_slot(c->argv[kidx[i]], c->argvlen[kidx[i]]);
+                unsigned s = db_key_slot(c->argv[kidx[i]], c->argvlen[kidx[i]]);
                 c->kslot[kidx[i]] = s;
                 sl[i] = s;
             }

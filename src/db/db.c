@@ -558,7 +558,7 @@ struct entry *db_get_idx(int db, unsigned slot, const char *key, size_t klen, in
             count_miss(db, key, klen);
         return NULL;
     }
-    i = table_find(t, key, klen, table_hash(key, klen));
+    i = table_find(t, key, klen, db_key_hash(key, klen));
     if (i < 0) {
         if (!(flags & LK_NOSTATS))
             count_miss(db, key, klen);
@@ -595,6 +595,8 @@ struct entry *db_get_idx(int db, unsigned slot, const char *key, size_t klen, in
         *idx = i;
     return e;
 }
+
+_Thread_local struct db_pf db_hint;
 
 void db_prefetch_keys(int db, struct db_pf *k, int n)
 {

@@ -196,6 +196,22 @@ struct db_pf {
     uint64_t h;
 };
 void db_prefetch_keys(int db, struct db_pf *k, int n);
+/* The running command's look-ahead result (net/worker.c sets it before a
+ * command whose key was prefetched, and clears it after): the slot and
+ * table hash db_prefetch_keys computed for the key at this address, so the
+ * command's own slot (cmd_execute) and lookup (db_get_idx) do not compute
+ * them again.  Matched by the argument's address and length, which stay
+ * the same from the look-ahead to the command because both read the same
+ * query buffer within one process_input call.  Thread-local. */
+extern _Thread_local struct db_pf db_hint;
+static inline unsigned db_key_slot(const char *key, size_t klen)
+{
+    return key == db_hint.key && klen == db_hint.klen ? db_hint.slot : key_slot(key, klen);
+}
+static inline uint64_t db_key_hash(const char *key, size_t klen)
+{
+    return key == db_hint.key && klen == db_hint.klen ? db_hint.h : table_hash(key, klen);
+}
 /* Insert an entry for a key that is absent (the caller checked). */
 void db_add(int db, unsigned slot, struct entry *e);
 /* Replace the entry at table index idx with e (frees the old one). */

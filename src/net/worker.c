@@ -809,12 +809,18 @@ static const char *peek_cmd(const char *p, const char *e, const char **key, size
     return p;
 }
 
+/* The keys of the last batch, in query-buffer order, with the slot and
+ * hash db_prefetch_keys computed: pf_hint hands each to its command as
+ * db_hint.  Valid only within the process_input call that filled it. */
+static _Thread_local struct db_pf pf_memo[PF_BATCH];
+static _Thread_local int pf_memo_n, pf_memo_i;
+
 /* Prefetch the keys of the complete commands from qbuf offset from on (up
  * to PF_BATCH of them); returns the offset up to which it looked, so the
  * caller comes back only for the commands after those. */
 static size_t prefetch_ahead(struct client *c, size_t from)
 {
-    struct db_pf k[PF_BATCH];
+    struct db_pf *k = pf_memo;
     const char *p = c->qbuf + from, *e = c->qbuf + c->qlen, *q = NULL;
     int n = 0, cmds = 0;
     while (cmds < PF_BATCH && (q = peek_cmd(p, e, &k[n].key, &k[n].klen))) {
@@ -823,15 +829,33 @@ static size_t prefetch_ahead(struct client *c, size_t from)
             n++;
         p = q;
     }
-    if (n > 1)
+    pf_memo_i = 0;
+    pf_memo_n = 0;
+    if (n > 1) {
         db_prefetch_keys(c->db, k, n);
+        pf_memo_n = n;
+    }
     return q ? (size_t)(p - c->qbuf) : c->qlen;
+}
+
+/* Before a command runs: its key's slot and hash, when the look-ahead
+ * computed them (the entry whose address is its second argument's). */
+static inline void pf_hint(const struct client *c)
+{
+    if (pf_memo_i >= pf_memo_n || c->argc < 2)
+        return;
+    const char *key = c->argv[1];
+    while (pf_memo_i < pf_memo_n && pf_memo[pf_memo_i].key < key)
+        pf_memo_i++;
+    if (pf_memo_i < pf_memo_n && pf_memo[pf_memo_i].key == key && pf_memo[pf_memo_i].klen == c->argvlen[1])
+        db_hint = pf_memo[pf_memo_i++];
 }
 
 /* Parse and run every complete command in the query buffer. */
 static void process_input(struct client *c)
 {
     size_t pf_end = 0; /* commands before this offset were prefetched */
+    pf_memo_n = 0;
     c->w->now_us = time_us();
     c->last_ms = c->w->now_us / 1000;
     while (c->qpos < c->qlen &&
@@ -856,7 +880,9 @@ static void process_input(struct client *c)
             if (next < c->qlen && next >= pf_end && !pf_off)
                 pf_end = prefetch_ahead(c, next);
             set_args(c);
+            pf_hint(c);
             net_hooks.execute(c);
+            db_hint.key = NULL;
             if (HK_UNLIKELY(c->flags & (CF_POSTPONED | CF_HELD))) {
                 /* Not run (a pause): it stays in qbuf, parsed again when
                  * the client is resumed (client_unblocked). */
