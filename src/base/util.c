@@ -107,18 +107,38 @@ int str_to_d(const char *s, size_t len, double *out)
     return 1;
 }
 
+/* Two digits per step from a table of "00".."99": a reply's length prefix
+ * ("$256") is written for every bulk reply. */
+static const char digits2[201] =
+    "0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849"
+    "5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+
 int ull_to_str(char *buf, unsigned long long v)
 {
     int n = 1;
-    unsigned long long t = v;
-    while (t >= 10) {
-        t /= 10;
+    for (unsigned long long t = v; t >= 10; t /= 10)
         n++;
+    if (n <= 3) { /* the common case: no loop over the length */
+        if (v < 10) {
+            buf[0] = (char)('0' + v);
+        } else if (v < 100) {
+            memcpy(buf, digits2 + 2 * v, 2);
+        } else {
+            buf[0] = (char)('0' + v / 100);
+            memcpy(buf + 1, digits2 + 2 * (v % 100), 2);
+        }
+        return n;
     }
-    for (int i = n - 1; i >= 0; i--) {
-        buf[i] = (char)('0' + v % 10);
-        v /= 10;
+    int i = n;
+    while (v >= 100) {
+        i -= 2;
+        memcpy(buf + i, digits2 + 2 * (v % 100), 2);
+        v /= 100;
     }
+    if (v >= 10)
+        memcpy(buf + i - 2, digits2 + 2 * v, 2);
+    else
+        buf[i - 1] = (char)('0' + v);
     return n;
 }
 

@@ -122,6 +122,25 @@ TEST(test_util_ll_to_str_round_trip)
     }
     int n = ull_to_str(buf, ULLONG_MAX);
     CHECK_STR(buf, (size_t)n, "18446744073709551615");
+    /* Every value below 100000 (each branch of the digit-pair writer),
+     * and each side of every power of ten up to 10^19. */
+    for (unsigned long long u = 0; u < 100000; u++) {
+        n = ull_to_str(buf, u);
+        snprintf(ref, sizeof(ref), "%llu", u);
+        if (n != (int)strlen(ref) || memcmp(buf, ref, (size_t)n) != 0) {
+            test_fail(__FILE__, __LINE__, "ull_to_str(%llu) wrong", u);
+            break;
+        }
+    }
+    for (unsigned long long p = 10;; p *= 10) {
+        for (unsigned long long u = p - 2; u <= p + 2; u++) {
+            n = ull_to_str(buf, u);
+            snprintf(ref, sizeof(ref), "%llu", u);
+            CHECK_STR(buf, (size_t)n, ref);
+        }
+        if (p > ULLONG_MAX / 10)
+            break;
+    }
 }
 
 TEST(test_util_ld_to_str_human)
