@@ -124,9 +124,12 @@ static void store_string(struct client *c, int ki, struct entry *old, long idx, 
     if (old && old->type == OBJ_STRING && ((old->flags & E_HAS_EXPIRE) != 0) == (expire >= 0) &&
         entry_vlen_fits(old, vlen)) {
         /* In place when the block fits the new value without wasting
-         * half of itself.  (klen is the entry's own key length.) */
-        size_t hdr = entry_hdr(old), need = hdr + klen + vlen, u = hk_usable(old);
-        if (u >= need && u <= 2 * need + 64) {
+         * half of itself.  (klen is the entry's own key length.)  A value
+         * of the length the entry already holds fits with the waste it
+         * already has, so the block's size (a cache miss on its slab
+         * page's header) is not read. */
+        size_t hdr = entry_hdr(old), need = hdr + klen + vlen, u;
+        if (vlen == entry_vlen(old) || ((u = hk_usable(old)) >= need && u <= 2 * need + 64)) {
             entry_set_vlen(old, vlen);
             memmove((char *)old + hdr + klen, val, vlen);
             old->enc = string_enc(val, vlen);
