@@ -302,10 +302,30 @@ void repl_feed_cmd(int db, int argc, const char *const *argv, const size_t *lens
         tx_add(db, argc, argv, lens);
         return;
     }
-    /* Encoded outside the lock: on the stack, or the heap for a big one. */
-    char stack[1024];
     size_t n = cmd_bytes(argc, lens);
-    char *enc = n <= sizeof(stack) ? stack : hk_malloc(n);
+    if (n <= 1024) {
+        /* Encoded straight into the tail block when it has the room (one
+         * copy of the arguments, not two); on the stack at a block's end. */
+        pthread_mutex_lock(&mu);
+        if (backlog_on) {
+            select_locked(db);
+            if (tail && BLK - tail->used >= n) {
+                put_cmd(tail->data + tail->used, argc, argv, lens);
+                tail->used += n;
+                off += n;
+                tl_fed = 1;
+            } else {
+                char stack[1024];
+                put_cmd(stack, argc, argv, lens);
+                append_locked(stack, n);
+            }
+            repl_tl_woff = off;
+        }
+        pthread_mutex_unlock(&mu);
+        return;
+    }
+    /* A big one is encoded outside the lock, on the heap. */
+    char *enc = hk_malloc(n);
     put_cmd(enc, argc, argv, lens);
     pthread_mutex_lock(&mu);
     if (backlog_on) {
@@ -314,8 +334,7 @@ void repl_feed_cmd(int db, int argc, const char *const *argv, const size_t *lens
         repl_tl_woff = off;
     }
     pthread_mutex_unlock(&mu);
-    if (enc != stack)
-        hk_free(enc);
+    hk_free(enc);
 }
 
 /* ------------------------------------------------------------ adoption --- */

@@ -7,13 +7,21 @@
 #include <stddef.h>
 #include <string.h>
 
+/* Decimal digits of v: compares for the lengths a command's arguments
+ * have (this runs for every argument of every write streamed). */
 static inline int ull_digits(unsigned long long v)
 {
-    int n = 1;
-    while (v >= 10) {
-        v /= 10;
+    if (v < 10)
+        return 1;
+    if (v < 100)
+        return 2;
+    if (v < 1000)
+        return 3;
+    if (v < 10000)
+        return 4;
+    int n = 4;
+    for (v /= 10000; v; v /= 10)
         n++;
-    }
     return n;
 }
 
@@ -28,15 +36,19 @@ static inline size_t cmd_bytes(int argc, const size_t *lens)
 
 static inline char *put_count(char *p, char c, unsigned long long v)
 {
-    char tmp[24];
-    int n = 0;
     *p++ = c;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    while (n)
-        *p++ = tmp[--n];
+    if (v < 10) {
+        *p++ = (char)('0' + v);
+    } else if (v < 100) {
+        p[0] = (char)('0' + v / 10);
+        p[1] = (char)('0' + v % 10);
+        p += 2;
+    } else {
+        char *e = p + ull_digits(v);
+        for (char *q = e; q > p; v /= 10)
+            *--q = (char)('0' + v % 10);
+        p = e;
+    }
     *p++ = '\r';
     *p++ = '\n';
     return p;
