@@ -129,6 +129,7 @@ void cmd_install_net_hooks(void)
 {
     static const struct net_hooks h = {
         .execute = loop_execute,
+        .master_input_done = replica_apply_flush,
         .client_gone = loop_client_gone,
         .workers_init = loop_workers_init,
         .thread_start = loop_thread_start,

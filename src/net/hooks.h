@@ -54,6 +54,10 @@ struct net_hooks {
      * client certificate whose subject CN is name (c's worker, before c
      * sends anything): authenticate c as that user if one may be. */
     void (*tls_cert_user)(struct client *c, const char *name, size_t len);
+    /* A replica's link to its master (CF_MASTER): the loop has run what it
+     * could of c's query buffer and is about to move it or read into it
+     * (the stream's bytes applied since are fed to the history here). */
+    void (*master_input_done)(struct client *c);
 };
 extern struct net_hooks net_hooks;
 /* Install the hooks (start-up, before workers_start(); every member must

@@ -105,6 +105,7 @@ struct net_hooks net_hooks = {
     .client_mem = hook_client_mem_none,
     .default_nopass = hook_default_nopass,
     .tls_cert_user = hook_cert_user_nop,
+    .master_input_done = hook_client_nop,
 };
 atomic_int net_reply_barrier_on;
 void (*net_reply_barrier)(void) = hook_reply_barrier_nop;
@@ -905,6 +906,8 @@ static void process_input(struct client *c)
         c->parser.authenticated = c->authenticated;
         c->parser.max_bulk = __atomic_load_n(&cfg.proto_max_bulk_len, __ATOMIC_RELAXED);
     }
+    if (HK_UNLIKELY(c->flags & CF_MASTER))
+        net_hooks.master_input_done(c);
     /* Compact: keep only the unparsed tail at the front of the buffer. */
     if (c->qpos > 0) {
         size_t rest = c->qlen - c->qpos;

@@ -72,11 +72,16 @@ void replica_restore_stream_db(int db);
 /* On the master client's worker (cmd/repl.c and cmd/loop.c): before a
  * command of the stream runs: 1 with apply_mu held when c is still the
  * link, else 0 (the link was replaced: drop c).  After it ran:
- * replica_apply_end with the command's bytes (p, n; n 0 when it did not
- * run) and whether a transaction is open (its bytes enter the history at
- * EXEC / DISCARD, whole). */
+ * replica_apply_end with the command's bytes (p, n, in c's query buffer;
+ * n 0 when it did not run) and whether a transaction is open (its bytes
+ * enter the history at EXEC / DISCARD, whole).  apply_mu stays held and
+ * the bytes of consecutive commands wait until replica_apply_flush, which
+ * the worker calls when it is done with c's query buffer for now (before
+ * it moves or reads into it): one lock and one history append for each
+ * run of commands. */
 int replica_apply_begin(struct client *c);
 void replica_apply_end(struct client *c, const char *p, size_t n, int in_tx);
+void replica_apply_flush(struct client *c);
 /* REPLCONF ACK <offset> to the master now (GETACK; the cron's second). */
 void replica_send_ack(struct client *c);
 /* The master client closed (client_gone). */

@@ -718,6 +718,41 @@ def test_waitaof_counts_a_hotkv_replica_with_an_aof():
         stop_all(r2, r1, m)
 
 
+def test_acks_count_the_commands_applied_before_getack():
+    """A replica applies a run of the stream's commands as one batch and
+    feeds their bytes to its history at the batch's end; a REPLCONF
+    GETACK inside the run must still acknowledge every command before it,
+    and with appendfsync always its FACK covers them too.  Each round
+    sends 300 SETs and WAIT (then WAITAOF) in one write: the master's
+    GETACK follows the SETs in the same read on the replica.  An ACK that
+    left them out would hold the wait until the replica's next periodic
+    ACK (up to a second)."""
+    m = hotkv()
+    r = None
+    try:
+        mc = raw(m.port)
+        r = hotkv("--replicaof", "127.0.0.1", str(m.port), "--appendonly", "yes", "--appendfsync", "always")
+        rc = raw(r.port)
+        assert wait_until(lambda: synced(rc, mc), timeout=15)
+        slow = []
+        for rnd in range(20):
+            for cmd, want in ((("WAIT", 1, 5000), 1), (("WAITAOF", 0, 1, 5000), [0, 1])):
+                p = mc.pipeline(transaction=False)
+                for i in range(300):
+                    p.execute_command("SET", "ack:%d" % i, "%d-%d" % (rnd, i))
+                p.execute_command(*cmd)
+                t0 = time.time()
+                res = p.execute()
+                took = time.time() - t0
+                assert res[-1] == want, (cmd, res[-1])
+                if took >= 0.5:
+                    slow.append((rnd, cmd[0], took))
+        assert not slow, slow
+        assert rc.execute_command("GET", "ack:299") == "19-299"
+    finally:
+        stop_all(r, m)
+
+
 def test_disk_write_errors_on_a_replica():
     """A replica whose last save failed (MISCONF for its clients) never
     refuses its master's stream silently: with replica-ignore-disk-write-
