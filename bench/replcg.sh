@@ -12,6 +12,12 @@
 # the sends (the kernel's side of a send is not counted here; bench/repl.sh
 # measures the master's whole CPU time per SET).
 #
+# Then the other side: a master outside valgrind and one replica of the
+# same kind under callgrind (on the load's core); its Ir per SET it applies
+# (counters zeroed once it has caught up with a warm-up, then CG_N requests
+# on the master, read when its offset reaches the master's): parsing and
+# running the stream, and HotKV's own history for chained replicas.
+#
 # Usage: bench/replcg.sh [-o [FILE]]   (default docs/benchmarks/replcg-DATE.md)
 # Environment: HOTKV_BIN (build/hotkv-server), REDIS_BIN (redis-server),
 #   CG_N (requests per callgrind run, 100000), KEYS (10000), KEEP=1 (keep the
@@ -47,20 +53,21 @@ run() {
         awk -F'","' '/^"/ && $1 != "\"test" && NF > 1 {v = $2} END {if (v != "") print v}'
 }
 
-# replica KIND MPORT LABEL -> a replica outside valgrind, on the load's core,
-# once its link is up and its sync done (REP_PID)
+# replica KIND MPORT LABEL [wrapper...] -> a replica on the load's core (under
+# the wrapper, valgrind, when one is given), once its link is up and its
+# sync done (REP_PID, REP_PORT)
 replica() {
-    local kind=$1 mport=$2 label=$3 port info i
+    local kind=$1 mport=$2 label=$3 port info i; shift 3
     port=$(free_port) || die "no free port"
     mkdir -p "$W/run/$label"
     if [ "$kind" = hotkv ]; then
-        ( cd "$W/run/$label" && exec taskset -c "$CLIENT_CPU" "$HOTKV" --port "$port" --bind 127.0.0.1 --threads 1 \
+        ( cd "$W/run/$label" && exec taskset -c "$CLIENT_CPU" "$@" "$HOTKV" --port "$port" --bind 127.0.0.1 --threads 1 \
             --save "" --appendonly no --replicaof 127.0.0.1 "$mport" ) >"$W/$label.log" 2>&1 </dev/null &
     else
-        ( cd "$W/run/$label" && exec taskset -c "$CLIENT_CPU" "$REDIS" --port "$port" --bind 127.0.0.1 \
+        ( cd "$W/run/$label" && exec taskset -c "$CLIENT_CPU" "$@" "$REDIS" --port "$port" --bind 127.0.0.1 \
             --save "" --appendonly no --replicaof 127.0.0.1 "$mport" ) >"$W/$label.log" 2>&1 </dev/null &
     fi
-    REP_PID=$!
+    REP_PID=$! REP_PORT=$port
     SERVER_PIDS+=("$REP_PID")
     for ((i = 0; i < 6000; i++)); do
         info=$($RCLI -p "$port" INFO replication 2>/dev/null | tr -d '\r')
@@ -90,6 +97,43 @@ for s in hotkv redis; do
     stop_server "$pid"
 done
 
+# offset PORT FIELD -> that field of INFO replication
+offset() { $RCLI -p "$1" INFO replication 2>/dev/null | tr -d '\r' | awk -F: -v f="$2" '$1 == f {print $2}'; }
+# caught_up MPORT RPORT: wait until the replica has applied all the master fed
+caught_up() {
+    local want i have
+    want=$(offset "$1" master_repl_offset)
+    for ((i = 0; i < 6000; i++)); do
+        have=$(offset "$2" slave_repl_offset)
+        [ -n "$have" ] && [ -n "$want" ] && [ "$have" -ge "$want" ] && return 0
+        sleep 0.05
+    done
+    die "replica on port $2 did not catch up ($have of $want)"
+}
+
+for s in hotkv redis; do
+    log "$s: replica under callgrind"
+    start_server "$s" rm
+    mpid=$SRV_PID; mport=$SRV_PORT
+    run "$mport" SET "$KEYS" >/dev/null || die "preload failed ($s)"
+    replica "$s" "$mport" "cgr-$s" valgrind --tool=callgrind --callgrind-out-file="$W/cgr-$s.%p.out"
+    rpid=$REP_PID; rport=$REP_PORT
+    run "$mport" SET $((CG_N / 10 / 16 * 16 + 16)) >/dev/null
+    caught_up "$mport" "$rport"
+    callgrind_control -z "$rpid" >/dev/null 2>&1 || die "callgrind_control -z failed"
+    run "$mport" SET "$CG_N" >/dev/null
+    caught_up "$mport" "$rport"
+    callgrind_control -d "$rpid" >/dev/null 2>&1 || die "callgrind_control -d failed"
+    f="$W/cgr-$s.$rpid.out.1"
+    for _ in $(seq 100); do grep -qs '^totals:' "$f" && break; sleep 0.1; done
+    ir=$(awk '/^summary:/ {print $2; exit}' "$f")
+    [ -n "$ir" ] || die "no callgrind summary in $f"
+    awk -v a="$ir" -v n="$CG_N" 'BEGIN {printf "%.0f\n", a / n}' >"$W/res/$s.replica"
+    log "$s: the replica applies a SET in $(cat "$W/res/$s.replica") Ir"
+    stop_server "$rpid"
+    stop_server "$mpid"
+done
+
 get() { cat "$W/res/$1" 2>/dev/null; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a == "" || b == "" || b == 0) print "n/a"; else printf "%.2f\n", a / b}'; }
 REPORT="$W/report.md"
@@ -110,6 +154,14 @@ REPORT="$W/report.md"
         h=$(get hotkv.$n) r=$(get redis.$n)
         echo "| $n | $h | $r | $(ratio "$h" "$r") | $(( ${h:-0} - $(get hotkv.0) )) | $(( ${r:-0} - $(get redis.0) )) |"
     done
+    echo
+    echo "A replica's user-space instructions per SET it applies (all its threads;"
+    echo "one replica, the master outside valgrind):"
+    echo
+    echo "| | HotKV Ir/SET | redis Ir/SET | HotKV/redis |"
+    echo "|---|---:|---:|---:|"
+    h=$(get hotkv.replica) r=$(get redis.replica)
+    echo "| replica | $h | $r | $(ratio "$h" "$r") |"
 } >"$REPORT"
 cat "$REPORT"
 [ -n "$OUT_FILE" ] && cp "$REPORT" "$OUT_FILE" && log "report written to $OUT_FILE"
