@@ -70,9 +70,24 @@ class Node:
         self.port = port or cluster_port()
         self.dir = d or tempfile.mkdtemp(prefix="hotkv-cluster-")
         self.extra = [str(a) for a in extra]
+        # A port picked here may be taken by another test process before
+        # the server binds it (these tests run beside the other integration
+        # tests): then pick new ports, the TLS one in extra too.
+        for _ in range(4):
+            if self.start(rebind=port is None):
+                return
+            for name in ("server.log", "stderr.log", "nodes.conf"):
+                if d is None and os.path.exists(os.path.join(self.dir, name)):
+                    os.unlink(os.path.join(self.dir, name))
+            self.port = cluster_port()
+            for i, a in enumerate(self.extra[:-1]):
+                if a == "--tls-port":
+                    self.extra[i + 1] = str(cluster_port())
         self.start()
 
-    def start(self):
+    def start(self, rebind=False):
+        """Start the server; with rebind, False (instead of a failure) when
+        it exited because a port was in use."""
         common = ["--port", str(self.port), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
                   "--cluster-node-timeout", str(NODE_TIMEOUT), "--dir", self.dir, "--save", "",
                   "--logfile", os.path.join(self.dir, "server.log"), "--repl-diskless-sync-delay", "0"]
@@ -84,7 +99,11 @@ class Node:
         # stderr kept: a sanitizer's report goes there.
         with open(os.path.join(self.dir, "stderr.log"), "ab") as err:
             self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
-        assert wait_until(self.pingable, timeout=10), self.log()
+        up = wait_until(lambda: self.proc.poll() is not None or self.pingable(), timeout=10) and self.pingable()
+        if not up and rebind and self.proc.poll() is not None and "Address already in use" in self.log():
+            return False
+        assert up, self.log()
+        return True
 
     def pingable(self):
         try:
