@@ -38,8 +38,16 @@ class Server:
     """A spawned server process; extra args are redis-style --name value."""
 
     def __init__(self, *args, threads=2):
-        self.port = free_port()
         self.dir = tempfile.mkdtemp(prefix="hotkv-test-")
+        # The port free_port() found may be taken by another test process
+        # (the cluster tests run beside the others) before the server binds
+        # it: then start again on another.
+        for attempt in range(4):
+            self.port = free_port()
+            if self._start(args, threads, last=attempt == 3):
+                return
+
+    def _start(self, args, threads, last):
         if MODE == "redis":
             cmd = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
                    "--save", "", "--appendonly", "no", "--dir", self.dir]
@@ -57,11 +65,16 @@ class Server:
         while time.time() < deadline:
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
-                    return
+                    return True
             except OSError:
                 if self.proc.poll() is not None:
                     break
                 time.sleep(0.02)
+        if not last and self.proc.poll() is not None:
+            self.log.close()
+            with open(os.path.join(self.dir, "server.log"), errors="replace") as f:
+                if "Address already in use" in f.read():
+                    return False
         raise RuntimeError("server did not start: %s (log in %s)" % (cmd, self.dir))
 
     def client(self, **kw):
