@@ -959,10 +959,10 @@ void replica_stop(void)
  * replica_apply_flush when the call ends, and the bytes of consecutive
  * commands (adjacent in the link's query buffer) enter the history in one
  * repl_feed_raw.  A lock pair and a history append per batch instead of
- * per command: the replica applies a pipelined stream with 15% fewer
- * instructions.  Whatever reads the offset on this worker mid-batch
- * (GETACK's ACK) first feeds what is pending (feed_pending).  Worker 0's,
- * like the link. */
+ * per command (they were about 400 of a pipelined SET's 3000
+ * instructions; docs/benchmarks/replcg-2026-12-03b.md).  Whatever reads
+ * the offset on this worker mid-batch (GETACK's ACK) first feeds what is
+ * pending (feed_pending).  Worker 0's, like the link. */
 static int batch_open;
 static const char *pend_p; /* the pending bytes: in the link's qbuf, valid until the batch ends */
 static size_t pend_n;
