@@ -439,6 +439,58 @@ long long mono_ns(void)
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+unsigned long long clock_tsc_mul, clock_tsc_max;
+_Thread_local struct clock_base clock_base;
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+
+static long long raw_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+#endif
+
+void clock_init(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a, b, c, d;
+    if (clock_tsc_mul || !__get_cpuid(0x80000000, &a, &b, &c, &d) || a < 0x80000007)
+        return;
+    __get_cpuid(0x80000007, &a, &b, &c, &d);
+    if (!(d & (1u << 8))) /* invariant TSC */
+        return;
+    long long n0 = raw_ns(), n1;
+    unsigned long long t0 = __rdtsc(), t1;
+    do {
+        n1 = raw_ns();
+        t1 = __rdtsc();
+    } while (n1 - n0 < 2000000 && n1 >= n0);
+    if (n1 - n0 < 2000000 || t1 <= t0)
+        return;
+    double ticks_per_us = (double)(t1 - t0) * 1000.0 / (double)(n1 - n0);
+    /* Between 100 MHz and 100 GHz, or it is not a clock to trust. */
+    if (!(ticks_per_us >= 100.0 && ticks_per_us <= 100000.0))
+        return;
+    clock_tsc_max = (unsigned long long)(ticks_per_us * 1000.0);
+    clock_tsc_mul = (unsigned long long)(4294967296.0 / ticks_per_us);
+#endif
+}
+
+long long clock_refresh_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+#if defined(__x86_64__) || defined(__i386__)
+    if (clock_tsc_mul)
+        clock_base.tsc = __rdtsc();
+#endif
+    clock_base.wall_us = (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    return clock_base.wall_us;
+}
+
 uint64_t rand64(void)
 {
     static _Thread_local uint64_t s;

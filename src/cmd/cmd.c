@@ -665,7 +665,7 @@ run:
          * locks released, before the client's next command. */
         blocking_serve_ready();
         db_cmd_time_ms = 0;
-        long long t1 = time_us();
+        long long t1 = clock_now_us();
         c->w->now_us = t1;
         unsigned long long dur = (unsigned long long)(t1 > t0 ? t1 - t0 : 0);
         if (__builtin_expect((c->flags & CF_BLOCKED) != 0, 0)) {

@@ -857,7 +857,7 @@ static void process_input(struct client *c)
 {
     size_t pf_end = 0; /* commands before this offset were prefetched */
     pf_memo_n = 0;
-    c->w->now_us = time_us();
+    c->w->now_us = clock_refresh_us();
     c->last_ms = c->w->now_us / 1000;
     while (c->qpos < c->qlen &&
            !(c->flags & (CF_CLOSE_AFTER_REPLY | CF_CLOSE_ASAP | CF_BLOCKED | CF_POSTPONED | CF_HELD))) {
@@ -2251,6 +2251,11 @@ int workers_start(int n)
     fit_maxclients_to_fd_limit();
     const char *npf = getenv("HOTKV_NO_PREFETCH");
     pf_off = npf && *npf && strcmp(npf, "0") != 0;
+    /* HOTKV_NO_TSC=1: the command clock reads the system clock every time
+     * (base/util.h clock_now_us), for A/B measurements. */
+    const char *ntsc = getenv("HOTKV_NO_TSC");
+    if (!(ntsc && *ntsc && strcmp(ntsc, "0") != 0))
+        clock_init();
     nworkers = n;
     /* 64-byte aligned (struct worker's alignment): hk_calloc promises 16. */
     workers = aligned_alloc(_Alignof(struct worker), sizeof(struct worker) * (size_t)n);

@@ -414,3 +414,41 @@ TEST(test_util_hash64_spread)
         test_fail(__FILE__, __LINE__, "avalanche average %.2f bits, want ~32", avg);
     CHECK(worst_lo >= 8);
 }
+
+/* The command clock (clock_now_us) against the system clock: extrapolated
+ * from its base within 1 ms, read again after that. */
+TEST(test_util_command_clock_tracks_wall_clock)
+{
+    clock_init();
+    if (clock_tsc_mul) {
+        double ticks_per_us = 4294967296.0 / (double)clock_tsc_mul;
+        CHECK(ticks_per_us >= 100.0 && ticks_per_us <= 100000.0);
+        CHECK(clock_tsc_max > 0);
+    }
+    long long base = clock_refresh_us(), sys = time_us();
+    CHECK(sys - base >= 0 && sys - base < 2000);
+    /* Within the base's millisecond: each read within 100 us of the
+     * system clock read right after it, never going back. */
+    long long prev = base, worst = 0;
+    for (int i = 0; i < 2000; i++) {
+        long long now = clock_now_us(), s = time_us();
+        long long d = s - now < 0 ? now - s : s - now;
+        worst = d > worst ? d : worst;
+        CHECK(now >= prev);
+        prev = now;
+    }
+    if (worst >= 100)
+        test_fail(__FILE__, __LINE__, "clock_now_us off the system clock by %lld us", worst);
+    /* A busy 400 us: the extrapolated clock moves by as much. */
+    long long m0 = mono_us(), c0 = clock_refresh_us();
+    while (mono_us() - m0 < 400)
+        ;
+    long long c1 = clock_now_us(), m1 = mono_us();
+    CHECK(c1 - c0 >= 390 && c1 - c0 <= (m1 - m0) + 50);
+    /* Past 1 ms the system clock is read again (a new base). */
+    struct timespec ts = {0, 5 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    long long later = clock_now_us();
+    CHECK(clock_base.wall_us == later);
+    CHECK(later - c1 >= 5000 && later - c1 < 1000000);
+}
