@@ -598,6 +598,10 @@ struct entry *db_get_idx(int db, unsigned slot, const char *key, size_t klen, in
 
 _Thread_local struct db_pf db_hint;
 
+/* Keys per round of db_prefetch_keys: each holds its keys' slot locks
+ * through the four stages. */
+#define PF_ROUND 16
+
 void db_prefetch_keys(int db, struct db_pf *k, int n)
 {
     for (int i = 0; i < n; i++) {
@@ -605,22 +609,46 @@ void db_prefetch_keys(int db, struct db_pf *k, int n)
         k[i].h = table_hash(k[i].key, k[i].klen);
         __builtin_prefetch(&ks.locks[k[i].slot], 1);
     }
-    for (int stage = 0; stage < 4; stage++)
-        for (int i = 0; i < n; i++) {
-            struct spinlock *l = &ks.locks[k[i].slot];
-            if (!spin_trylock(l))
-                continue;
-            const struct table *t = *tslot(db, k[i].slot);
-            if (t) {
-                if (stage == 0)
-                    __builtin_prefetch(t);
-                else if (stage == 1)
-                    table_prefetch_home(t, k[i].h);
-                else
-                    table_prefetch_entry(t, k[i].h, stage == 3);
+    for (int r = 0; r < n; r += PF_ROUND) {
+        struct db_pf *kr = k + r;
+        int m = n - r < PF_ROUND ? n - r : PF_ROUND, live = 0;
+        const struct table *t[PF_ROUND];
+        unsigned char own[PF_ROUND];
+        /* One trylock per key for all four stages, not one per stage: a
+         * locked exchange costs about 20 cycles and orders the loads
+         * around it.  A slot whose lock is busy is skipped, unless the
+         * holder is this round (an earlier key of the same slot). */
+        for (int i = 0; i < m; i++) {
+            t[i] = NULL;
+            own[i] = (unsigned char)spin_trylock(&ks.locks[kr[i].slot]);
+            if (!own[i]) {
+                int j = 0;
+                while (j < i && !(own[j] && kr[j].slot == kr[i].slot))
+                    j++;
+                if (j == i)
+                    continue;
             }
-            spin_unlock(l);
+            t[i] = *tslot(db, kr[i].slot);
+            if (t[i]) {
+                __builtin_prefetch(t[i]);
+                live++;
+            }
         }
+        if (live) {
+            for (int i = 0; i < m; i++)
+                if (t[i])
+                    table_prefetch_home(t[i], kr[i].h);
+            for (int i = 0; i < m; i++)
+                if (t[i])
+                    table_prefetch_entry(t[i], kr[i].h, 0);
+            for (int i = 0; i < m; i++)
+                if (t[i])
+                    table_prefetch_entry(t[i], kr[i].h, 1);
+        }
+        for (int i = 0; i < m; i++)
+            if (own[i])
+                spin_unlock(&ks.locks[kr[i].slot]);
+    }
 }
 
 struct entry *db_get(int db, unsigned slot, const char *key, size_t klen, int flags)

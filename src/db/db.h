@@ -187,7 +187,8 @@ struct entry *db_get_idx(int db, unsigned slot, const char *key, size_t klen, in
  * all keys before the next, so the cache misses
  * of a pipelined batch overlap instead of stalling each command in turn.
  * Every load from a table is made under its slot's lock, taken with a
- * trylock (a busy slot is skipped); nothing is changed.  Fills in each
+ * trylock once for all four stages of up to 16 keys (a busy slot is
+ * skipped); nothing is changed.  Fills in each
  * key's slot and hash. */
 struct db_pf {
     const char *key;
