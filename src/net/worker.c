@@ -759,12 +759,14 @@ static void set_args(struct client *c)
 
 static void qbuf_reserve(struct client *c, size_t want);
 
-/* Pipelined commands: before the commands behind the one about to run
- * are executed one by one, their keys (the second argument, where every
- * key-taking command but a few has one) are looked up ahead, in stages
- * for all of them at once (db_prefetch_keys), so that the cache misses of
- * a batch overlap instead of stalling each command in turn.  A key that
- * is not one (a command with no key there) costs a wasted hash. */
+/* Pipelined commands: before a batch of them (the one about to run and
+ * up to 15 behind it) is executed one by one, their keys (the second
+ * argument, where every key-taking command but a few has one) are looked
+ * up ahead, in stages for all of them at once (db_prefetch_keys), so that
+ * the cache misses of a batch overlap instead of stalling each command in
+ * turn.  The batch includes the command about to run: left out, its own
+ * chain of misses (lock, table, tags, entry) came first, alone.  A key
+ * that is not one (a command with no key there) costs a wasted hash. */
 #define PF_BATCH 16
 #define PF_MAX_ARGS 64
 /* HOTKV_NO_PREFETCH=1 in the environment turns it off (for A/B
@@ -878,8 +880,8 @@ static void process_input(struct client *c)
         }
         if (c->parser.argc > 0) {
             size_t next = c->qpos + c->parser.consumed;
-            if (next < c->qlen && next >= pf_end && !pf_off)
-                pf_end = prefetch_ahead(c, next);
+            if (next < c->qlen && c->qpos >= pf_end && !pf_off)
+                pf_end = prefetch_ahead(c, c->qpos);
             set_args(c);
             pf_hint(c);
             net_hooks.execute(c);
