@@ -1,7 +1,9 @@
 /* db.c - see db.h. */
 #include "db.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -84,10 +86,35 @@ int db_already_expired(long long when)
 void db_init(int ndb)
 {
     ks.ndb = ndb;
+    /* The slot locks (1 MiB) and database 0's table pointers (128 KiB),
+     * which every lookup reads at a random slot, on one 2 MiB page of
+     * their own with transparent huge pages asked for (MADV_HUGEPAGE,
+     * honoured when the system's THP mode is madvise or always): one TLB
+     * entry instead of 288, in a loop whose entries' pages keep evicting
+     * them.  About 1% of a pipelined GET's server CPU (two servers on one
+     * core side by side); the page is resident from the start. */
+    size_t lsz = sizeof(struct spinlock) * NSLOTS, huge = 2u << 20;
+    _Static_assert(sizeof(struct spinlock) * NSLOTS + sizeof(struct db) <= 2u << 20, "hot page");
+    char *m = mmap(NULL, huge * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *a = NULL;
+    if (m != MAP_FAILED) {
+        a = (char *)(((uintptr_t)m + huge - 1) & ~(uintptr_t)(huge - 1));
+        if (a > m)
+            munmap(m, (size_t)(a - m));
+        munmap(a + huge, (size_t)(m + huge * 2 - (a + huge)));
+        madvise(a, huge, MADV_HUGEPAGE);
+        ks.locks = (struct spinlock *)a;
+    } else {
+        ks.locks = aligned_alloc(_Alignof(struct spinlock), lsz);
+        if (!ks.locks) {
+            log_msg(LL_WARNING, "out of memory allocating the slot locks");
+            abort();
+        }
+    }
     for (int i = 0; i < NSLOTS; i++)
         spin_init(&ks.locks[i]);
     for (int i = 0; i < ndb; i++)
-        ks.dbs[i] = hk_calloc(sizeof(struct db));
+        ks.dbs[i] = i == 0 && a ? (struct db *)(a + lsz) : hk_calloc(sizeof(struct db));
     table_seed = rand64() | 1;
     lru_clock_now = lru_clock();
     lfu_minutes_now = lfu_minutes_clock();

@@ -33,7 +33,7 @@ struct db {
 };
 
 struct keyspace {
-    struct spinlock locks[NSLOTS];
+    struct spinlock *locks; /* NSLOTS of them (db_init) */
     struct db *dbs[MAX_DBS];
     int ndb;
     /* Keys with a TTL in slot s over all databases.  Written under the
