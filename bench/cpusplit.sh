@@ -15,6 +15,13 @@
 #      --tool=callgrind (CG_KEYS keys preloaded, a warm-up, counters zeroed,
 #      CG_N requests, dump): Ir per request, the part of the user time that
 #      does not depend on the machine's noise.
+#   3. Side by side (PAIR=1, the default): HotKV and the last other server
+#      (Redis 8 when given, else redis-server) on SERVER_CPU at the same
+#      time, one redis-benchmark each on CLIENT_CPU, so that both see the
+#      host in the same state (run one after the other, the two servers'
+#      figures move with the host by more than the difference measured).
+#      The other server's N is scaled by the req/s of step 1, so that both
+#      runs end together.  Medians of R rounds.
 # With NOPF=1 (the default) the same HotKV binary also runs with
 # HOTKV_NO_PREFETCH=1 (kind hotkv-nopf): pipelined keys not looked up
 # ahead (net/worker.c prefetch_ahead), a same-binary A/B of that step.
@@ -25,7 +32,7 @@
 # Environment: HOTKV_BIN (build/hotkv-server), REDIS_BIN (redis-server),
 #   REDIS8_SERVER (optional), N (2000000), R (3), KEYS (1000000),
 #   CG_N (100000), CG_KEYS (100000), SERVER_CPU / CLIENT_CPU (0 / 1), KEEP=1,
-#   NOPF (1).
+#   NOPF (1), PAIR (1).
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT" || exit 1
@@ -112,6 +119,35 @@ for ((round = 1; round <= R; round++)); do
     done
 done
 
+med() { tr ' ' '\n' | grep -v '^$' | median; }
+per_req() { awk -v a="$1" -v b="$2" -v n="$3" -v hz="$TICK" 'BEGIN {printf "%.4f", (b - a) / hz * 1e6 / n}'; }
+
+declare -A PU PS
+OTHER=${KINDS[${#KINDS[@]} - 1]}
+if [ "${PAIR:-1}" = 1 ]; then
+    for ((round = 1; round <= R; round++)); do
+        start hotkv "pair$round"; hpid=$SRV_PID hport=$SRV_PORT
+        start "$OTHER" "pair$round"; opid=$SRV_PID oport=$SRV_PORT
+        preload "$hport" "$KEYS"
+        preload "$oport" "$KEYS"
+        for t in get set; do
+            on=$(awk -v n="$N" -v a="$(echo "${RPS[hotkv,$t]}" | med)" -v b="$(echo "${RPS[$OTHER,$t]}" | med)" \
+                'BEGIN {printf "%d", n * b / a}')
+            run "$hport" "$t" $((N / 10)) >/dev/null & j=$!
+            run "$oport" "$t" $((on / 10)) >/dev/null; wait "$j"   # warm-up
+            read -r hu0 hs0 < <(cpu_ticks "$hpid"); read -r ou0 os0 < <(cpu_ticks "$opid")
+            run "$hport" "$t" "$N" >/dev/null & j=$!
+            run "$oport" "$t" "$on" >/dev/null; wait "$j"
+            read -r hu1 hs1 < <(cpu_ticks "$hpid"); read -r ou1 os1 < <(cpu_ticks "$opid")
+            PU[hotkv,$t]+="$(per_req "$hu0" "$hu1" "$N") "; PS[hotkv,$t]+="$(per_req "$hs0" "$hs1" "$N") "
+            PU[$OTHER,$t]+="$(per_req "$ou0" "$ou1" "$on") "; PS[$OTHER,$t]+="$(per_req "$os0" "$os1" "$on") "
+            log "pair round $round $t: hotkv user+sys $((hu1 - hu0))+$((hs1 - hs0)) ticks / $N, $OTHER $((ou1 - ou0))+$((os1 - os0)) ticks / $on"
+        done
+        stop_server "$hpid"
+        stop_server "$opid"
+    done
+fi
+
 for kind in "${KINDS[@]}"; do
     start "$kind" cg valgrind --tool=callgrind --callgrind-out-file="$W/cg-$kind.out" --collect-atstart=yes
     pid=$SRV_PID port=$SRV_PORT
@@ -125,14 +161,13 @@ for kind in "${KINDS[@]}"; do
     stop_server "$pid"
 done
 
-med() { tr ' ' '\n' | grep -v '^$' | median; }
 report() {
     echo "# Server CPU per request, user space and kernel: HotKV against redis-server ($(date '+%Y-%m-%d %H:%M'))"
     echo
     echo "Command: \`bench/cpusplit.sh${OUT_FILE:+ -o $OUT_FILE}\`$( [ -n "${REDIS8_SERVER:-}" ] && echo " with REDIS8_SERVER set")"
     echo
     for kind in "${KINDS[@]}"; do echo "- $kind: $(version_of "$kind")"; done
-    echo "- host: $(nproc) CPUs, $(uname -r); server on core $SERVER_CPU, redis-benchmark on core $CLIENT_CPU; one server alive at a time"
+    echo "- host: $(nproc) CPUs, $(uname -r); server on core $SERVER_CPU, redis-benchmark on core $CLIENT_CPU; one server alive at a time (but in the side-by-side table)"
     echo "- settings: N=$N R=$R KEYS=$KEYS (256-byte values), pipeline 16, 50 connections; callgrind CG_N=$CG_N CG_KEYS=$CG_KEYS; runtime $(( $(date +%s) - START_TS ))s"
     echo
     echo "CPU from /proc/PID/stat (utime, stime) over the measured run, medians of $R; Ir: callgrind, user space only, all server threads."
@@ -166,6 +201,25 @@ report() {
                 'BEGIN {printf "| %s | %s | %.2fx | %.2fx | %.2fx | %.2fx |\n", k, t, ot / ht, hu / ou, hs / os, hi / oi}'
         done
     done
+    [ "${PAIR:-1}" = 1 ] || return 0
+    echo
+    echo "Side by side: HotKV and $OTHER on core $SERVER_CPU at the same time, a redis-benchmark for each on core $CLIENT_CPU (the same settings; $OTHER's N scaled so that both end together); CPU per request, medians of $R rounds:"
+    echo
+    echo "| command | hotkv user | hotkv kernel | hotkv total | $OTHER user | $OTHER kernel | $OTHER total | HotKV per CPU-second over $OTHER |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+    for t in get set; do
+        awk -v t="${t^^}" -v hu="$(echo "${PU[hotkv,$t]}" | med)" -v hs="$(echo "${PS[hotkv,$t]}" | med)" \
+            -v ou="$(echo "${PU[$OTHER,$t]}" | med)" -v os="$(echo "${PS[$OTHER,$t]}" | med)" \
+            'BEGIN {printf "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.2fx |\n", t, hu, hs, hu + hs, ou, os, ou + os, (ou + os) / (hu + hs)}'
+    done
+    echo
+    echo "Per round (HotKV's per CPU-second over $OTHER's): $(for t in get set; do
+        printf '%s' "${t^^}"
+        paste -d' ' <(echo "${PU[hotkv,$t]}" | tr ' ' '\n' | grep -v '^$') <(echo "${PS[hotkv,$t]}" | tr ' ' '\n' | grep -v '^$') \
+            <(echo "${PU[$OTHER,$t]}" | tr ' ' '\n' | grep -v '^$') <(echo "${PS[$OTHER,$t]}" | tr ' ' '\n' | grep -v '^$') |
+            awk '{printf " %.2f", ($3 + $4) / ($1 + $2)}'
+        printf '; '
+    done)"
 }
 report | tee ${OUT_FILE:+"$OUT_FILE"}
 log "done in $(( $(date +%s) - START_TS ))s"
