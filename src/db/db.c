@@ -4,6 +4,16 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sys/mman.h>
+#if defined(__SANITIZE_ADDRESS__)
+#define HK_LSAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HK_LSAN 1
+#endif
+#endif
+#ifdef HK_LSAN
+#include <sanitizer/lsan_interface.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -103,6 +113,11 @@ void db_init(int ndb)
             munmap(m, (size_t)(a - m));
         munmap(a + huge, (size_t)(m + huge * 2 - (a + huge)));
         madvise(a, huge, MADV_HUGEPAGE);
+#ifdef HK_LSAN
+        /* The table pointers live here: LeakSanitizer must scan it as it
+         * scans globals, or every table of database 0 looks leaked. */
+        __lsan_register_root_region(a, huge);
+#endif
         ks.locks = (struct spinlock *)a;
     } else {
         ks.locks = aligned_alloc(_Alignof(struct spinlock), lsz);
