@@ -207,14 +207,34 @@ static void fo_done(unsigned g, int outcome)
     pthread_mutex_unlock(&lmu);
 }
 
+static int same_master_locked(const char *host, int port)
+{
+    return state != RS_NONE && !strcmp(host, m_host) && port == m_port;
+}
+
 int replica_set_master(const char *host, int port)
 {
     pthread_mutex_lock(&lmu);
-    if (state != RS_NONE && !strcmp(host, m_host) && port == m_port) {
+    int same = same_master_locked(host, port), was_master = state == RS_NONE;
+    pthread_mutex_unlock(&lmu);
+    if (same)
+        return 1;
+    /* The role first, then the link thread may start: it can finish the
+     * handshake and hand the stream to a worker before this thread runs
+     * again (a loaded host, the woken thread preempting this one).  A
+     * stream applied while the role still said master was also
+     * propagated as a master's own writes, counted twice in our history:
+     * the offset ran ahead of the master's for good. */
+    gate_set(RG_REPLICA | RG_LINK_DOWN, 1);
+    atomic_fetch_or(&db_expire_paused, DB_EXPIRE_PAUSED_REPLICA);
+    repl_set_role_replica(1);
+    /* Our replicas resync with us (they learn the new history). */
+    repl_drop_replicas();
+    pthread_mutex_lock(&lmu);
+    if (same_master_locked(host, port)) { /* a concurrent REPLICAOF won */
         pthread_mutex_unlock(&lmu);
         return 1;
     }
-    int was_master = state == RS_NONE;
     drop_link_locked();
     atomic_store(&apply_client, NULL);
     snprintf(m_host, sizeof(m_host), "%s", host);
@@ -224,11 +244,6 @@ int replica_set_master(const char *host, int port)
     ever_up = 0;
     pthread_cond_broadcast(&lcv);
     pthread_mutex_unlock(&lmu);
-    gate_set(RG_REPLICA | RG_LINK_DOWN, 1);
-    atomic_fetch_or(&db_expire_paused, DB_EXPIRE_PAUSED_REPLICA);
-    repl_set_role_replica(1);
-    /* Our replicas resync with us (they learn the new history). */
-    repl_drop_replicas();
     log_msg(LL_NOTICE, "%s to %s:%d", was_master ? "Connecting" : "Changing master", host, port);
     return 0;
 }
