@@ -416,7 +416,10 @@ TEST(test_util_hash64_spread)
 }
 
 /* The command clock (clock_now_us) against the system clock: extrapolated
- * from its base within 1 ms, read again after that. */
+ * from its base within 1 ms, read again after that.  Each reading is
+ * bracketed by system clock reads, so that the thread being preempted
+ * between them (a loaded machine, a sanitizer build) widens the bounds
+ * instead of failing the test. */
 TEST(test_util_command_clock_tracks_wall_clock)
 {
     clock_init();
@@ -425,26 +428,27 @@ TEST(test_util_command_clock_tracks_wall_clock)
         CHECK(ticks_per_us >= 100.0 && ticks_per_us <= 100000.0);
         CHECK(clock_tsc_max > 0);
     }
-    long long base = clock_refresh_us(), sys = time_us();
-    CHECK(sys - base >= 0 && sys - base < 2000);
-    /* Within the base's millisecond: each read within 100 us of the
-     * system clock read right after it, never going back. */
+    long long s0 = time_us(), base = clock_refresh_us(), s1 = time_us();
+    CHECK(base >= s0 && base <= s1);
+    /* Each read between the system clock's reads around it (20 us for
+     * the rate's error and rounding), and never going back by more. */
     long long prev = base, worst = 0;
     for (int i = 0; i < 2000; i++) {
-        long long now = clock_now_us(), s = time_us();
-        long long d = s - now < 0 ? now - s : s - now;
+        long long a = time_us(), now = clock_now_us(), b = time_us();
+        long long d = now < a ? a - now : now > b ? now - b : 0;
         worst = d > worst ? d : worst;
-        CHECK(now >= prev);
+        CHECK(now + 20 >= prev);
         prev = now;
     }
-    if (worst >= 100)
+    if (worst > 20)
         test_fail(__FILE__, __LINE__, "clock_now_us off the system clock by %lld us", worst);
     /* A busy 400 us: the extrapolated clock moves by as much. */
-    long long m0 = mono_us(), c0 = clock_refresh_us();
-    while (mono_us() - m0 < 400)
+    long long ma = mono_us(), c0 = clock_refresh_us(), mb = mono_us();
+    while (mono_us() - mb < 400)
         ;
-    long long c1 = clock_now_us(), m1 = mono_us();
-    CHECK(c1 - c0 >= 390 && c1 - c0 <= (m1 - m0) + 50);
+    long long mc = mono_us(), c1 = clock_now_us(), md = mono_us();
+    if (c1 - c0 < (mc - mb) - 20 || c1 - c0 > (md - ma) + 20)
+        test_fail(__FILE__, __LINE__, "command clock moved %lld us over %lld-%lld us", c1 - c0, mc - mb, md - ma);
     /* Past 1 ms the system clock is read again (a new base). */
     struct timespec ts = {0, 5 * 1000 * 1000};
     nanosleep(&ts, NULL);
