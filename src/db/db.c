@@ -1,7 +1,6 @@
 /* db.c - see db.h. */
 #include "db.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #if defined(__SANITIZE_ADDRESS__)
