@@ -749,6 +749,15 @@ const char *acl_client_user(const struct client *c)
     return c->acl_user ? c->acl_user->name : "default";
 }
 
+int acl_skip_sanitize(const struct client *c)
+{
+    pthread_rwlock_rdlock(&acl_lock);
+    const struct acl_user *u = c->acl_user ? c->acl_user : default_user;
+    int r = (u->v->flags & U_SKIPSAN) != 0;
+    pthread_rwlock_unlock(&acl_lock);
+    return r;
+}
+
 int acl_user_exists(const char *name, size_t len)
 {
     pthread_rwlock_rdlock(&acl_lock);
@@ -1113,6 +1122,15 @@ const char *acl_check_script(struct client *caller, struct client *fc, const str
         return NULL;
     snprintf(err, sizeof(err), "ACL failure in script: %s", msg);
     return err;
+}
+
+int acl_allows(struct client *caller, struct client *fc, const struct cmd *cmd)
+{
+    if (!caller || caller->acl_fast || !caller->acl_user)
+        return 1;
+    int pos;
+    fc->cmd = cmd;
+    return check_line(caller->acl_user, fc, cmd, &pos) == D_OK;
 }
 
 int acl_sort_patterns_allowed(struct client *c)

@@ -39,6 +39,9 @@ int acl_check_exec(struct client *c, const struct cmd *cmd);
 /* redis.call from a script run by caller (fc holds the command line):
  * NULL when allowed, else the error text ("ACL failure in script: ..."). */
 const char *acl_check_script(struct client *caller, struct client *fc, const struct cmd *cmd);
+/* Whether caller's user may run fc's line as cmd: 1 or 0, nothing logged
+ * (redis.acl_check_cmd). */
+int acl_allows(struct client *caller, struct client *fc, const struct cmd *cmd);
 
 /* SORT BY / GET patterns (they reach any key): whether c's user has a
  * selector allowing this SORT with read access to every key, as Redis. */
@@ -65,6 +68,9 @@ void acl_client_gone(struct client *c);
 /* c's user name (CLIENT LIST user=, WHOAMI). */
 const char *acl_client_user(const struct client *c);
 int acl_user_exists(const char *name, size_t len);
+/* Whether c's user has the skip-sanitize-payload flag (RESTORE under
+ * sanitize-dump-payload clients). */
+int acl_skip_sanitize(const struct client *c);
 
 void acl_command(struct client *c);
 /* INFO stats: denials by reason (auth, command, key, channel, tls-cert). */

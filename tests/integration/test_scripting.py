@@ -251,6 +251,29 @@ def test_redis_api_helpers(r):
     assert "wrong number or type of arguments" in err(r, "eval", "return redis.error_reply(1)", 0)
 
 
+def test_acl_check_cmd_answers_for_the_callers_user(r):
+    # The script's caller's user decides, commands and keys both; nothing
+    # goes to the ACL log.
+    name = "acl_check_cmd_user"
+    r.acl_setuser(name, enabled=True, passwords=["+pw"], commands=["+@scripting", "+set"], keys=["x*"])
+    try:
+        u = redis.Redis(host=r.connection_pool.connection_kwargs["host"],
+                        port=r.connection_pool.connection_kwargs["port"], decode_responses=True)
+        u.auth("pw", name)
+        r.acl_log_reset()
+        assert u.eval("return redis.acl_check_cmd('set', 'xx', 1)", 1, "xx") == 1
+        assert u.eval("return redis.acl_check_cmd('hset', 'xx', 'f', 1)", 1, "xx") is None
+        assert u.eval("return redis.acl_check_cmd('set', 'yy', 1)", 0) is None
+        assert u.eval("return redis.acl_check_cmd('config', 'get', 'x')", 0) is None
+        assert "Invalid command passed to redis.acl_check_cmd()" in err(u, "eval", "redis.acl_check_cmd('nosuch')", 0)
+        assert r.acl_log() == []
+        # The default user (all permissions) gets true everywhere.
+        assert r.eval("return redis.acl_check_cmd('hset', 'yy', 'f', 1)", 0) == 1
+        u.close()
+    finally:
+        r.acl_deluser(name)
+
+
 @needs_72
 def test_redis_version_is_reported_version(r):
     info = r.info("server")
