@@ -64,13 +64,16 @@
 #include "slowlog.h"
 #include "evict.h"
 #include "memstats.h"
+#include "migrate.h"
 #include "multi.h"
 #include "pause.h"
 #include "persistence.h"
 #include "pubsub.h"
 #include "../cluster/cluster.h"
 #include "../persist/aof.h"
+#include "../persist/rdb.h"
 #include "../persist/repl.h"
+#include "../db/rkeys.h"
 #include "../persist/snapshot.h"
 #include "tracking.h"
 #include "../types/hash.h"
@@ -469,11 +472,18 @@ static void info_stats(struct sbuf *b, const struct worker_stats *st)
     sb_printf(b, "pubsubshard_channels:%ld\r\n", pubsub_num_shard_channels());
     sb_printf(b, "latest_fork_usec:%lld\r\n", persist_latest_fork_usec());
     sb_printf(b, "total_forks:%llu\r\n", persist_total_forks());
+    sb_printf(b, "migrate_cached_sockets:%ld\r\n", migrate_cached_sockets());
+    sb_printf(b, "slave_expires_tracked_keys:%lld\r\n", rkeys_count());
+    /* activedefrag yes is refused (config/compat.inc): no defrag ever runs. */
+    sb_printf(b, "active_defrag_hits:0\r\nactive_defrag_misses:0\r\n");
+    sb_printf(b, "active_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\n");
+    sb_printf(b, "total_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\n");
     sb_printf(b, "tracking_total_keys:%lld\r\n", tracking_total_keys());
     sb_printf(b, "tracking_total_items:%lld\r\n", tracking_total_items());
     sb_printf(b, "tracking_total_prefixes:%lld\r\n", tracking_total_prefixes());
     sb_printf(b, "unexpected_error_replies:%llu\r\n", st->unexpected_errors);
     sb_printf(b, "total_error_replies:%llu\r\n", st->errors);
+    sb_printf(b, "dump_payload_sanitizations:%llu\r\n", __atomic_load_n(&rdb_sanitizations, __ATOMIC_RELAXED));
     sb_printf(b, "total_reads_processed:%llu\r\n", st->reads);
     sb_printf(b, "total_writes_processed:%llu\r\n", st->writes);
     /* No I/O threads: the workers do their own I/O. */
@@ -496,6 +506,46 @@ static void info_replication(struct sbuf *b)
     sb_printf(b, "# Replication\r\n%.*s", (int)n, buf);
 }
 
+/* CPU time of the worker threads, which play Redis's main thread (they run
+ * the commands): summed from each one's /proc/self/task/<tid>/stat (clock
+ * ticks).  0: read, -1: not available. */
+static int workers_cpu(double *user, double *sys)
+{
+    long tck = sysconf(_SC_CLK_TCK);
+    unsigned long long ut = 0, st = 0;
+    int any = 0;
+    if (tck <= 0)
+        return -1;
+    for (int i = 0; i < nworkers; i++) {
+        int tid = atomic_load(&workers[i].ktid);
+        char path[64], buf[1024];
+        if (tid <= 0)
+            continue;
+        snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+            continue;
+        buf[n] = 0;
+        const char *p = strrchr(buf, ')'); /* the name may hold spaces */
+        unsigned long long u, s;
+        /* after ")": state, then fields 4..13, then utime (14) and stime (15) */
+        if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &u, &s) != 2)
+            continue;
+        ut += u;
+        st += s;
+        any = 1;
+    }
+    if (!any)
+        return -1;
+    *user = (double)ut / (double)tck;
+    *sys = (double)st / (double)tck;
+    return 0;
+}
+
 static void info_cpu(struct sbuf *b)
 {
     struct rusage self, kids;
@@ -508,6 +558,11 @@ static void info_cpu(struct sbuf *b)
     sb_printf(b, "used_cpu_user:%ld.%06ld\r\n", (long)self.ru_utime.tv_sec, (long)self.ru_utime.tv_usec);
     sb_printf(b, "used_cpu_sys_children:%ld.%06ld\r\n", (long)kids.ru_stime.tv_sec, (long)kids.ru_stime.tv_usec);
     sb_printf(b, "used_cpu_user_children:%ld.%06ld\r\n", (long)kids.ru_utime.tv_sec, (long)kids.ru_utime.tv_usec);
+    double wu, ws;
+    if (workers_cpu(&wu, &ws) == 0) {
+        sb_printf(b, "used_cpu_sys_main_thread:%.6f\r\n", ws);
+        sb_printf(b, "used_cpu_user_main_thread:%.6f\r\n", wu);
+    }
 }
 
 static void cmdstat_line(struct sbuf *b, const struct cmd *cmd, const struct worker_stats *st)

@@ -19,6 +19,7 @@
 #include "../base/util.h"
 #include "blocking.h"
 #include "../db/object.h"
+#include "../db/rkeys.h"
 #include "commands.h"
 #include "memstats.h"
 #include "multi.h"
@@ -467,6 +468,7 @@ void flushall_command(struct client *c)
     flush_propagate(0, cfg.databases);
     signal_flushed_db(c, -1);
     flush_dbs(0, cfg.databases, async);
+    rkeys_flush(); /* a writable replica's own keys with a TTL (db/rkeys.h) */
     reply_ok(&c->out);
 }
 

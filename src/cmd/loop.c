@@ -6,6 +6,7 @@
 #include "loop.h"
 #include "repl.h"
 
+#include "../db/rkeys.h"
 #include "../ds/dict.h"
 #include "../net/hooks.h"
 #include "../persist/prop.h"
@@ -108,6 +109,9 @@ static void loop_cron(struct worker *w)
     /* A replica's ACKs and repl-timeout, on the worker holding the link. */
     if (atomic_load_explicit(&replica_gate, memory_order_relaxed))
         replica_cron(w);
+    /* A writable replica's own keys whose TTL passed (worker 0). */
+    if (w->id == 0)
+        rkeys_cron();
 }
 
 static size_t loop_client_mem(const struct client *c)

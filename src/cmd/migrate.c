@@ -103,6 +103,9 @@ struct mig_sock {
 
 static _Thread_local struct mig_sock *mig_cache[MIG_CACHE_MAX];
 static _Thread_local int mig_ncache;
+/* The sum of every worker's mig_ncache, for INFO's migrate_cached_sockets
+ * (each worker adds and subtracts its own; relaxed, read only by INFO). */
+static long mig_total;
 
 static long long mono_ms(void)
 {
@@ -178,6 +181,7 @@ static int cache_find(const char *name, size_t nlen, size_t hlen)
 static void cache_drop_at(int i)
 {
     sock_free(mig_cache[i]);
+    __atomic_sub_fetch(&mig_total, 1, __ATOMIC_RELAXED);
     mig_cache[i] = mig_cache[--mig_ncache];
     mig_cache[mig_ncache] = NULL;
 }
@@ -201,6 +205,11 @@ void migrate_cron(void)
     for (int i = mig_ncache - 1; i >= 0; i--)
         if (now - mig_cache[i]->last_use_ms > MIG_CACHE_TTL_MS)
             cache_drop_at(i);
+}
+
+long migrate_cached_sockets(void)
+{
+    return __atomic_load_n(&mig_total, __ATOMIC_RELAXED);
 }
 
 void migrate_thread_exit(void)
@@ -355,6 +364,7 @@ static struct mig_sock *get_sock(struct client *c, long long timeout, int *fresh
     s->auth = NULL;
     s->authlen = 0;
     mig_cache[mig_ncache++] = s;
+    __atomic_add_fetch(&mig_total, 1, __ATOMIC_RELAXED);
     *fresh = 1;
     return s;
 }

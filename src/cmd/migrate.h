@@ -21,4 +21,7 @@ int migrate_arg_redacted(int argc, const char *const *argv, const size_t *lens, 
 void migrate_cron(void);
 void migrate_thread_exit(void);
 
+/* Connections cached by all workers together (INFO migrate_cached_sockets). */
+long migrate_cached_sockets(void);
+
 #endif

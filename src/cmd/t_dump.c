@@ -14,6 +14,7 @@
 
 #include "../base/mem.h"
 #include "../base/util.h"
+#include "acl.h"
 #include "blocking.h"
 #include "../persist/prop.h"
 #include "../persist/rdb.h"
@@ -146,7 +147,12 @@ void restore_command(struct client *c)
     rdb_in_init_mem(&in, p, plen - 10);
     in.version = ver;
     in.now_ms = db_loading || db_master_apply ? 1 : now; /* replaying an AOF: no field counts as expired */
-    in.deep = __atomic_load_n(&cfg.sanitize_dump_payload, __ATOMIC_RELAXED) != 0;
+    /* sanitize-dump-payload: yes, or clients for a client that is not our
+     * master, not an AOF being replayed and not a skip-sanitize-payload
+     * user.  The payload is checked in full either way; this decides what
+     * INFO's dump_payload_sanitizations counts (rdb.h). */
+    int san = __atomic_load_n(&cfg.sanitize_dump_payload, __ATOMIC_RELAXED);
+    in.deep = san == 1 || (san == 2 && !db_loading && !db_master_apply && !(c->flags & CF_MASTER) && !acl_skip_sanitize(c));
     struct entry *e = NULL;
     if (rdb_r_type(&in, &t) == 0 && rdb_is_object_type(t))
         e = rdb_load_value(&in, t, key, klen, ttl && !expired ? at : -1);

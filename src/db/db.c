@@ -580,6 +580,16 @@ void (*db_hash_expired_hook)(int db, unsigned slot, const char *key, size_t klen
 void (*db_hash_field_expired_hook)(int db, const char *key, size_t klen, const char *field, size_t flen);
 void (*_Atomic db_keymiss_hook)(int db, const char *key, size_t klen);
 void (*_Atomic db_key_added_hook)(int db, const char *key, size_t klen);
+void (*_Atomic db_ttl_set_hook)(int db, const char *key, size_t klen);
+
+/* A key of db got a TTL (a new entry with one, or one set on it): tell
+ * db_ttl_set_hook, unless a master's stream or an AOF replay wrote it. */
+static inline void ttl_set(int db, const struct entry *e)
+{
+    void (*hook)(int, const char *, size_t) = atomic_load_explicit(&db_ttl_set_hook, memory_order_relaxed);
+    if (HK_UNLIKELY(hook != NULL) && !(db_loading | db_master_apply))
+        hook(db, entry_key((struct entry *)e), entry_klen(e));
+}
 
 static inline void count_miss(int db, const char *key, size_t klen)
 {
@@ -713,6 +723,7 @@ void db_add(int db, unsigned slot, struct entry *e)
     if (e->flags & E_HAS_EXPIRE) {
         (*tp)->expires++;
         slot_exp_add(slot, 1);
+        ttl_set(db, e);
     }
 }
 
@@ -731,6 +742,7 @@ void db_replace(int db, unsigned slot, long idx, struct entry *e)
     if (e->flags & E_HAS_EXPIRE) {
         t->expires++;
         slot_exp_add(slot, 1);
+        ttl_set(db, e);
     }
     table_set(t, idx, e);
     if (old->type == OBJ_STREAM && old != e && db_stream_gone_hook) /* overwritten: XREADGROUP waiters re-check */
@@ -771,6 +783,7 @@ struct entry *db_set_expire(int db, unsigned slot, long idx, long long when)
     size_t body = (size_t)entry_klen(e) + entry_vlen(e), b = entry_base(e);
     if (when >= 0 && (e->flags & E_HAS_EXPIRE)) {
         entry_put_expire(e, when);
+        ttl_set(db, e);
         return e;
     }
     if (when < 0 && !(e->flags & E_HAS_EXPIRE))
@@ -790,7 +803,40 @@ struct entry *db_set_expire(int db, unsigned slot, long idx, long long when)
         slot_exp_add(slot, -1);
     }
     table_set(t, idx, e);
+    if (when >= 0)
+        ttl_set(db, e);
     return e;
+}
+
+int db_expire_tracked(int db, const char *key, size_t klen, long long now_ms)
+{
+    if (db < 0 || db >= ks.ndb)
+        return 0;
+    if (atomic_load_explicit(&db_expire_paused, memory_order_relaxed) & DB_EXPIRE_PAUSED_PAUSE)
+        return 1; /* a client pause stops expiry: kept, looked at later */
+    unsigned slot = key_slot(key, klen);
+    struct spinlock *l = &ks.locks[slot];
+    if (!spin_trylock(l))
+        return -1;
+    int r = 0;
+    struct table *t = ks.dbs[db]->t[slot];
+    long i = t ? table_find(t, key, klen, table_hash(key, klen)) : -1;
+    struct entry *e = i >= 0 ? table_get(t, i) : NULL;
+    if (e && (e->flags & E_HAS_EXPIRE)) {
+        r = 1;
+        if (entry_expire(e) <= now_ms) {
+            remove_at(db, slot, i, 0);
+            if (db_key_expired_hook)
+                db_key_expired_hook(db, slot, entry_key(e), entry_klen(e));
+            int lf = lazyfree_enter(LF_EXPIRE); /* lazyfree-lazy-expire */
+            entry_free(e);
+            lazyfree_leave(lf);
+            STAT_ADD(st()->expired, 1);
+            r = 2;
+        }
+    }
+    spin_unlock(l);
+    return r;
 }
 
 unsigned long long db_size(int db)

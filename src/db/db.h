@@ -301,6 +301,18 @@ extern void (*db_hash_field_expired_hook)(int db, const char *key, size_t klen, 
 extern void (*db_stream_gone_hook)(int db, unsigned slot, const char *key, size_t klen);
 extern void (*_Atomic db_keymiss_hook)(int db, const char *key, size_t klen);
 extern void (*_Atomic db_key_added_hook)(int db, const char *key, size_t klen);
+/*  - db_ttl_set_hook: a key got a TTL (db_add or db_replace of an entry
+ *    with one, db_set_expire with one), not by a master's stream nor an
+ *    AOF replay; set only while this server is a replica (db/rkeys.h:
+ *    a writable replica expires its own keys). */
+extern void (*_Atomic db_ttl_set_hook)(int db, const char *key, size_t klen);
+
+/* A writable replica's own key (db/rkeys.c): takes the key's slot lock
+ * with a trylock (-1: busy, nothing done).  If the key has a TTL that is
+ * past now_ms it is deleted as an expired key (hooks, stats): 2; a TTL
+ * still to come: 1; no key or no TTL: 0.  During a client pause nothing
+ * expires: 1. */
+int db_expire_tracked(int db, const char *key, size_t klen, long long now_ms);
 
 /* now in ms, cached per command (so a MULTI/EXEC sees one instant). */
 long long db_now_ms(void);

@@ -34,6 +34,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <liburing.h>
@@ -1951,6 +1952,7 @@ static void *worker_main(void *arg)
     char name[16];
 
     cur_worker = w;
+    atomic_store(&w->ktid, (int)syscall(SYS_gettid));
     db_tstats = &w->stats.db;
     net_hooks.thread_start(w); /* e.g. this worker's change counter (persist/prop.h) */
     mem_thread_register();  /* this worker's allocator counters (base/mem.h) */

@@ -52,6 +52,7 @@ struct worker {
     struct dict *ps_maps[3];          /* cmd/pubsub.c: name -> this worker's subscribers */
     int tls_lfds[16];                 /* TLS listeners (tls-port), SO_REUSEPORT like lfds */
     int ntls_lfd;
+    _Atomic int ktid;                 /* the thread's kernel id (INFO cpu reads its /proc stat); 0 before it runs */
 };
 
 extern struct worker *workers;

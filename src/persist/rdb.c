@@ -284,6 +284,8 @@ int rdb_w_millis(struct rdb_out *o, long long ms)
 
 /* ============================================================ source === */
 
+unsigned long long rdb_sanitizations;
+
 void rdb_in_init_fd(struct rdb_in *in, int fd)
 {
     memset(in, 0, sizeof(*in));
@@ -1023,6 +1025,9 @@ int rdb_load_in(struct rdb_in *in, struct rdb_load_stats *st)
     long long now = in->now_ms ? in->now_ms : time_ms();
     long long t_last = mono_us();
     memset(st, 0, sizeof(*st));
+    /* Loading a file or a full sync: deep sanitization counts only with
+     * sanitize-dump-payload yes ("clients" skips loading, as Redis). */
+    in->deep = __atomic_load_n(&cfg.sanitize_dump_payload, __ATOMIC_RELAXED) == 1;
     if (rdb_r_raw(in, hdr, 9) < 0)
         return -1;
     hdr[9] = 0;

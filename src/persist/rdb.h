@@ -167,7 +167,12 @@ struct rdb_in {
     uint64_t crc;
     int checksum;                   /* keep the running CRC (default 1) */
     int version;                    /* RDB version of the data (old encodings) */
-    int deep;                       /* deep sanitization (duplicate checks...) */
+    /* Whether the configuration asks for deep sanitization here
+     * (sanitize-dump-payload; rdb_deep_for).  Loading checks every blob in
+     * full either way (rdb_types.c); this only decides whether the checks
+     * count in INFO's dump_payload_sanitizations, as Redis counts its own
+     * deep checks. */
+    int deep;
     int empty_key;                  /* rdb_load_value: the value was empty (not an error in files) */
     int failed;
     char err[256];                  /* "<problem> at offset N" */
@@ -185,6 +190,16 @@ struct rdb_in {
     int skip_modules;
     char module_name[10];
 };
+
+/* Deep checks counted for INFO's dump_payload_sanitizations: each blob
+ * (listpack, ziplist, zipmap, intset, quicklist node, stream node) read
+ * with in->deep set.  Any thread; relaxed. */
+extern unsigned long long rdb_sanitizations;
+static inline void rdb_sanitized(const struct rdb_in *in)
+{
+    if (in->deep)
+        __atomic_add_fetch(&rdb_sanitizations, 1, __ATOMIC_RELAXED);
+}
 
 void rdb_in_init_fd(struct rdb_in *in, int fd);
 void rdb_in_init_mem(struct rdb_in *in, const void *p, size_t n);

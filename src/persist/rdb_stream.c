@@ -570,6 +570,7 @@ void *rdb_load_stream(struct rdb_in *in, int t, uint8_t *enc)
         unsigned char *lp = rdb_r_str(in, &lplen);
         if (!lp)
             goto fail;
+        rdb_sanitized(in);
         if (!lp_validate(lp, lplen)) {
             hk_free(lp);
             rdb_in_fail(in, "Stream listpack integrity check failed");

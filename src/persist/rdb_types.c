@@ -497,6 +497,7 @@ static struct entry *load_list(struct rdb_in *in, int t, const char *key, size_t
         unsigned char *zl = rdb_r_str(in, &bl);
         if (!zl)
             goto fail;
+        rdb_sanitized(in);
         long c = ziplist_walk(zl, bl, push_elem, ql);
         hk_free(zl);
         if (c < 0) {
@@ -543,6 +544,7 @@ static struct entry *load_list(struct rdb_in *in, int t, const char *key, size_t
             continue;
         }
         if (t == RDB_TYPE_LIST_QUICKLIST) {
+            rdb_sanitized(in);
             long c = ziplist_walk(data, bl, push_elem, ql);
             hk_free(data);
             if (c < 0) {
@@ -551,6 +553,7 @@ static struct entry *load_list(struct rdb_in *in, int t, const char *key, size_t
             }
             continue;
         }
+        rdb_sanitized(in);
         if (!lp_validate(data, bl)) {
             hk_free(data);
             rdb_in_fail(in, "Listpack integrity check failed");
@@ -632,6 +635,7 @@ static struct entry *load_set(struct rdb_in *in, int t, const char *key, size_t 
     if (!blob)
         return NULL;
     if (t == RDB_TYPE_SET_INTSET) {
+        rdb_sanitized(in);
         if (!is_validate(blob, bl)) {
             hk_free(blob);
             rdb_in_fail(in, "Intset integrity check failed");
@@ -655,6 +659,7 @@ static struct entry *load_set(struct rdb_in *in, int t, const char *key, size_t 
         return set_load_finish(e);
     }
     /* RDB_TYPE_SET_LISTPACK */
+    rdb_sanitized(in);
     if (!lp_validate(blob, bl)) {
         hk_free(blob);
         rdb_in_fail(in, "Set listpack integrity check failed");
@@ -846,6 +851,7 @@ static struct entry *load_zset(struct rdb_in *in, int t, const char *key, size_t
             size_t n, cap;
             int half;
         } z = {NULL, 0, 0, 0};
+        rdb_sanitized(in);
         long c = ziplist_walk(blob, bl, zpair_elem, &z);
         hk_free(blob);
         if (c < 0 || z.half) {
@@ -865,6 +871,7 @@ static struct entry *load_zset(struct rdb_in *in, int t, const char *key, size_t
         return e;
     }
     /* RDB_TYPE_ZSET_LISTPACK */
+    rdb_sanitized(in);
     if (!lp_validate(blob, bl) || lp_count(blob) % 2) {
         hk_free(blob);
         rdb_in_fail(in, "Zset listpack integrity check failed");
@@ -1078,6 +1085,7 @@ static struct entry *load_hash(struct rdb_in *in, int t, const char *key, size_t
     if (!blob)
         return NULL;
     if (t == RDB_TYPE_HASH_ZIPMAP || t == RDB_TYPE_HASH_ZIPLIST) {
+        rdb_sanitized(in);
         long c = t == RDB_TYPE_HASH_ZIPMAP ? zipmap_walk(blob, bl, NULL, NULL) : ziplist_walk(blob, bl, NULL, NULL);
         if (c < 0 || (t == RDB_TYPE_HASH_ZIPLIST && c % 2)) {
             hk_free(blob);
@@ -1104,6 +1112,7 @@ static struct entry *load_hash(struct rdb_in *in, int t, const char *key, size_t
     /* Listpacks: 16 (field, value) and 23/25 (field, value, TTL). */
     unsigned step = t == RDB_TYPE_HASH_LISTPACK ? 2 : 3;
     int sorted = 1;
+    rdb_sanitized(in);
     if (!lp_validate(blob, bl) || lp_count(blob) % step || (step == 3 && !lpex_check(blob, &sorted))) {
         hk_free(blob);
         rdb_in_fail(in, "Hash listpack integrity check failed");

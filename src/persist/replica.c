@@ -31,6 +31,7 @@
 #include "../base/slab.h"
 #include "../base/util.h"
 #include "../db/db.h"
+#include "../db/rkeys.h"
 #include "../net/client.h"
 #include "../net/tls.h"
 #include "../net/worker.h"
@@ -227,6 +228,7 @@ int replica_set_master(const char *host, int port)
      * the offset ran ahead of the master's for good. */
     gate_set(RG_REPLICA | RG_LINK_DOWN, 1);
     atomic_fetch_or(&db_expire_paused, DB_EXPIRE_PAUSED_REPLICA);
+    rkeys_enable(1); /* keys clients give a TTL here expire here (db/rkeys.h) */
     repl_set_role_replica(1);
     /* Our replicas resync with us (they learn the new history). */
     repl_drop_replicas();
@@ -268,6 +270,7 @@ void replica_unset_master(void)
      * the other replicas of our old master continue from us. */
     repl_history_shift();
     repl_set_role_replica(0);
+    rkeys_enable(0);
     atomic_fetch_and(&db_expire_paused, ~DB_EXPIRE_PAUSED_REPLICA);
     gate_set(RG_REPLICA | RG_LINK_DOWN | RG_LOADING, 0);
     log_msg(LL_NOTICE, "MASTER MODE enabled");
@@ -854,6 +857,8 @@ static int sync_with_master(unsigned g, const char *host, int port)
             replica_apply_unlock();
             gate_set(RG_LOADING, 0);
         }
+        if (lrc == 0)
+            rkeys_flush(); /* the master's dataset now: none of ours to expire */
         if (path[0])
             unlink(path);
         path[0] = 0;

@@ -499,3 +499,39 @@ def test_corrupt_payloads_with_valid_crc_never_crash(c):
                 refused += 1
     assert c.ping()
     assert refused > 0
+
+
+# ------------------------------------------- dump_payload_sanitizations ---
+def test_dump_payload_sanitizations_follow_the_config(c):
+    # INFO's counter counts deep checks asked for by sanitize-dump-payload:
+    # none with "no", each RESTORE of a small list with "yes", and with
+    # "clients" none for a user with skip-sanitize-payload.
+    def count():
+        return c.info("stats")["dump_payload_sanitizations"]
+    c.rpush("l", "a", "b", "c")
+    p = c.dump("l")
+    before = c.config_get("sanitize-dump-payload")["sanitize-dump-payload"]
+    user = "skip_sanitize_user"
+    try:
+        c.config_set("sanitize-dump-payload", "no")
+        n0 = count()
+        c.restore("l2", 0, p, replace=True)
+        assert count() == n0
+        c.config_set("sanitize-dump-payload", "yes")
+        c.restore("l2", 0, p, replace=True)
+        assert count() == n0 + 1
+        c.config_set("sanitize-dump-payload", "clients")
+        c.restore("l2", 0, p, replace=True)
+        assert count() == n0 + 2
+        c.acl_setuser(user, enabled=True, passwords=["+pw"], commands=["+@all"], keys=["*"])
+        c.execute_command("ACL", "SETUSER", user, "skip-sanitize-payload")
+        kw = c.connection_pool.connection_kwargs
+        u = redis.Redis(host=kw["host"], port=kw["port"])
+        u.auth("pw", user)
+        assert u.restore("l3", 0, p) == b"OK"
+        assert count() == n0 + 2
+        u.close()
+        assert c.lrange("l3", 0, -1) == [b"a", b"b", b"c"]
+    finally:
+        c.config_set("sanitize-dump-payload", before)
+        c.acl_deluser(user)

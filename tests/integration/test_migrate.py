@@ -505,8 +505,11 @@ def test_idle_cached_connection_is_closed(c, d, dst, m):
     c.set("a", "1")
     assert migrate(m, dst.port, "a") == "OK"
     assert len(restore_conns(d)) == 1
+    cached = lambda: c.info("stats")["migrate_cached_sockets"]
+    assert cached() >= 1  # (earlier tests' connections may still be cached)
     # Closed after 10 s unused (Redis: its cron, every second).
     assert wait_until(lambda: not restore_conns(d), timeout=16, interval=0.25)
+    assert wait_until(lambda: cached() == 0, timeout=16, interval=0.25)
 
 
 # ------------------------------------------------------------ interop ---

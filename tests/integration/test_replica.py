@@ -484,6 +484,59 @@ def test_writable_replica_keeps_its_writes_local():
         stop_all(r2, r1, m)
 
 
+def test_writable_replica_expires_its_own_keys():
+    """replica-read-only no: keys a client gives a TTL on the replica are
+    expired by the replica (no DEL will come from the master for them), as
+    Redis's slaveKeysWithExpire; keys the master wrote still wait for the
+    master's DEL.  INFO's slave_expires_tracked_keys counts them."""
+    m = hotkv()
+    r = None
+    try:
+        mc = raw(m.port)
+        mc.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+        r = hotkv("--replicaof", "127.0.0.1", str(m.port), "--replica-read-only", "no")
+        rc = raw(r.port)
+        assert wait_until(lambda: synced(rc, mc), timeout=15), unsynced(rc, mc, r, m)
+        tracked = lambda: stat(rc, "slave_expires_tracked_keys")
+        mc.execute_command("SET", "from-master", "v", "PX", "150")
+        assert wait_until(lambda: synced(rc, mc), timeout=15), unsynced(rc, mc, r, m)
+        assert tracked() == 0
+        rc.execute_command("SET", "a", "1", "PX", "150")
+        rc.execute_command("SET", "b", "1")
+        rc.execute_command("PEXPIRE", "b", "150")
+        rc.execute_command("SET", "c", "1", "EX", "100")
+        rc.execute_command("SET", "nottl", "1")
+        r3 = redis.Redis(host="127.0.0.1", port=r.port, db=3, decode_responses=True)
+        r3.execute_command("SET", "a", "1", "PX", "150")
+        assert tracked() == 3  # a (databases 0 and 3), b, c
+        # Deleted by the replica's cron; the master's key still waits for
+        # its DEL (hidden from reads meanwhile).
+        assert wait_until(lambda: rc.execute_command("DBSIZE") == 3, timeout=5), rc.execute_command("KEYS", "*")
+        assert sorted(rc.execute_command("KEYS", "*")) == ["c", "nottl"]  # from-master: logically expired
+        assert r3.execute_command("DBSIZE") == 0
+        assert wait_until(lambda: tracked() == 1, timeout=5)
+        assert stat(rc, "expired_keys") >= 3
+        # A TTL removed: forgotten by the next look, the key stays.
+        rc.execute_command("PERSIST", "c")
+        rc.execute_command("SET", "d", "1", "PX", "100")
+        assert wait_until(lambda: tracked() == 0, timeout=5)
+        assert rc.execute_command("GET", "c") == "1" and rc.execute_command("EXISTS", "d") == 0
+        # FLUSHALL and promotion forget every tracked key.
+        rc.execute_command("SET", "e", "1", "EX", "100")
+        assert tracked() == 1
+        rc.execute_command("FLUSHALL")
+        assert tracked() == 0
+        rc.execute_command("SET", "f", "1", "EX", "100")
+        assert tracked() == 1
+        assert rc.execute_command("REPLICAOF", "NO", "ONE") == "OK"
+        assert tracked() == 0
+        rc.execute_command("SET", "g", "1", "EX", "100")
+        assert tracked() == 0  # a master expires its keys itself
+        r3.close()
+    finally:
+        stop_all(r, m)
+
+
 def restart(old, *args, threads=2):
     """old stopped, then a HotKV on its port and directory (its dump.rdb)."""
     from helpers import _conftest
