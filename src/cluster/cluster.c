@@ -3034,6 +3034,8 @@ static int need_cluster(struct client *c)
 
 void cluster_command(struct client *c)
 {
+    if (!need_cluster(c)) /* HELP too, as Redis */
+        return;
     if (is(c, 1, "help")) {
         int n = 0;
         while (cluster_help[n])
@@ -3043,8 +3045,6 @@ void cluster_command(struct client *c)
             reply_status(&c->out, cluster_help[i]);
         return;
     }
-    if (!need_cluster(c))
-        return;
     pthread_mutex_lock(&cl_mu);
     req_pport = !c->tls && __atomic_load_n(&tls_cfg.cluster, __ATOMIC_RELAXED);
     if (is(c, 1, "myid")) {

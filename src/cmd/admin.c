@@ -343,7 +343,7 @@ static void info_clients(struct sbuf *b, struct client *c)
     sb_printf(b, "clients_in_timeout_table:%lld\r\n", blocking_timeouts());
     sb_printf(b, "total_watched_keys:0\r\n");
     sb_printf(b, "total_blocking_keys:%lld\r\n", blocking_keys());
-    sb_printf(b, "total_blocking_keys_on_nokey:0\r\n");
+    sb_printf(b, "total_blocking_keys_on_nokey:%lld\r\n", blocking_keys_on_nokey());
     sb_printf(b, "pubsub_clients:%ld\r\n", pubsub_num_clients());
     sb_printf(b, "watching_clients:0\r\n");
 }
@@ -1800,7 +1800,9 @@ void command_command(struct client *c)
         command_getkeys(c, 1);
     } else if (arg_is(c, 1, "help")) {
         static const char *const lines[] = {
-            "COMMAND [<subcommand> [<arg> ...]]. Without a subcommand: describe every command.",
+            "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "(no subcommand)",
+            "    Describe every command (as INFO with no names).",
             "COUNT",
             "    Number of commands (top level) the server knows.",
             "INFO [<command-name> ...]",

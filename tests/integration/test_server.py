@@ -1075,3 +1075,17 @@ def test_sigterm_exits_cleanly():
     assert c.call("SET", "k", "v") == "OK"
     assert s.stop() == 0
     assert closed_by_server(c)
+
+
+@pytest.mark.parametrize("cmd", ["OBJECT", "MEMORY", "PUBSUB", "SLOWLOG", "CLIENT", "COMMAND", "CONFIG",
+                                 "FUNCTION", "SCRIPT", "XINFO", "XGROUP", "ACL", "LATENCY"])
+def test_help_starts_with_redis_header(resp, cmd):
+    # Clients and Redis's own suite match this first line.
+    lines = resp.call(cmd, "HELP")
+    assert isinstance(lines, list) and len(lines) > 2, lines
+    first = lines[0].decode() if isinstance(lines[0], bytes) else lines[0]
+    assert first == "%s <subcommand> [<arg> [value] [opt] ...]. Subcommands are:" % cmd
+
+
+def test_cluster_help_needs_cluster_mode(resp):
+    assert resp.call("CLUSTER", "HELP") == ("error", "ERR This instance has cluster support disabled")
