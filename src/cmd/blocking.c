@@ -70,6 +70,7 @@ struct bkey {                  /* waiters of one (db, key), FIFO */
     struct bkey *next, *prev;  /* blocked[slot] */
     struct wnode *head, *tail;
     uint64_t rstamp;           /* in the ready queue of the batch with this stamp */
+    int nnokey;                /* waiters that a deleted key unblocks (XREADGROUP) */
     int db;
     size_t klen;
     char dk[];                 /* db (sizeof(int) bytes), then the key */
@@ -116,6 +117,7 @@ static struct bkey *blocked[NSLOTS];       /* slot lock */
  * one slot (hash tags) costs 100k lookups, not 100k list walks. */
 static struct dict *bdict[NSLOTS];
 static atomic_llong n_blocked_clients, n_blocking_keys, n_timeouts;
+static atomic_llong n_nokey_keys; /* bkeys with nnokey > 0 (INFO total_blocking_keys_on_nokey) */
 static atomic_ulong serve_passes;          /* stream serve pass numbers */
 
 /* Per-thread: keys signalled by the running command, and the re-execution
@@ -211,6 +213,8 @@ static void unlink_waiter(struct waiter *w)
         else
             b->tail = n->prev;
         n->bk = NULL;
+        if (w->type == BLOCK_STREAM_GROUP && --b->nnokey == 0)
+            atomic_fetch_sub(&n_nokey_keys, 1);
         if (!b->head) {
             unsigned s = key_slot(BKEY_KEY(b), b->klen);
             if (b->prev)
@@ -402,6 +406,7 @@ void block_on_keys(struct client *c, const int *kidx, int n, int type, long long
             b->head = b->tail = NULL;
             b->prev = NULL;
             b->rstamp = 0;
+            b->nnokey = 0;
             b->next = blocked[s];
             if (b->next)
                 b->next->prev = b;
@@ -411,6 +416,8 @@ void block_on_keys(struct client *c, const int *kidx, int n, int type, long long
             dict_add(bdict[s], &b->link);
             atomic_fetch_add(&n_blocking_keys, 1);
         }
+        if (w->type == BLOCK_STREAM_GROUP && b->nnokey++ == 0)
+            atomic_fetch_add(&n_nokey_keys, 1);
         struct wnode *nd = &w->nodes[w->nwait++];
         nd->w = w;
         nd->bk = b;
@@ -852,6 +859,11 @@ long long blocking_timeouts(void)
 long long blocking_keys(void)
 {
     return atomic_load(&n_blocking_keys);
+}
+
+long long blocking_keys_on_nokey(void)
+{
+    return atomic_load(&n_nokey_keys);
 }
 
 /* ---------------------------------------------------- condition waiters --- */

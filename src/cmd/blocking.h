@@ -115,6 +115,8 @@ void blocking_unblock_all(struct worker *wk, void *unused);
 /* INFO: blocked clients and keys with waiters. */
 long long blocking_clients(void);
 long long blocking_keys(void);
+/* Keys with a waiter that the key's deletion unblocks (XREADGROUP). */
+long long blocking_keys_on_nokey(void);
 long long blocking_timeouts(void);
 
 #endif

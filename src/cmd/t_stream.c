@@ -365,8 +365,10 @@ static size_t reply_range(struct client *c, struct stream *s, const struct strea
         if (g)
             cg_advance(s, g, &e.id);
         reply_entry(&c->out, &e);
-        if (g && !(flags & RWR_NOACK))
+        if (g && !(flags & RWR_NOACK)) {
             prop_xclaim(c, ki, g, cg_deliver(g, cn, &e.id, now));
+            cn->active_time = now;
+        }
         n++;
         if (count && n == count)
             break;
@@ -893,7 +895,6 @@ static void xread_generic(struct client *c, int xreadgroup)
         return;
     }
 
-    int reexec = blocking_in_reexec();
     if (xreadgroup) {
         /* Fed as XCLAIM / XGROUP SETID / CREATECONSUMER, one unit. */
         prop_prevent();
@@ -908,24 +909,19 @@ static void xread_generic(struct client *c, int xreadgroup)
         int ki = streams_arg + k, ii = streams_arg + nstreams + k, bad;
         struct entry *e = db_get(c->db, kslot(c, ki), c->argv[ki], c->argvlen[ki], 0);
         bad = e && e->type != OBJ_STREAM;
-        if (bad && !(reexec && group_i)) {
+        /* A blocked XREADGROUP whose key was deleted, overwritten or lost
+         * its group runs again like a new call and fails as one would
+         * (NOGROUP, WRONGTYPE), as in Redis 7.2. */
+        if (bad) {
             reply_error(&c->out, ERR_WRONGTYPE);
             goto out;
         }
         if (group_i) {
             struct cgroup *g = NULL;
-            if (reexec && (!e || bad)) {
-                /* Blocked, then the key went away (Redis 7.0 unblocks with this). */
-                reply_error(&c->out, "UNBLOCKED the stream key no longer exists");
-                goto out;
-            }
             if (!e || !(g = cg_find(sptr(e), c->argv[group_i], c->argvlen[group_i], NULL))) {
-                if (reexec)
-                    reply_error(&c->out, "NOGROUP the consumer group this client was blocked on no longer exists");
-                else
-                    reply_errorf(&c->out,
-                                 "NOGROUP No such key '%.*s' or consumer group '%.*s' in XREADGROUP with GROUP option",
-                                 (int)c->argvlen[ki], c->argv[ki], (int)c->argvlen[group_i], c->argv[group_i]);
+                reply_errorf(&c->out,
+                             "NOGROUP No such key '%.*s' or consumer group '%.*s' in XREADGROUP with GROUP option",
+                             (int)c->argvlen[ki], c->argv[ki], (int)c->argvlen[group_i], c->argv[group_i]);
                 goto out;
             }
             groups[k] = g;
@@ -986,7 +982,11 @@ static void xread_generic(struct client *c, int xreadgroup)
         struct stream *s = sptr(e);
         struct stream_id gt = ids[k];
         int serve = 0, history = 0;
+        struct consumer *cn = NULL;
         if (groups) {
+            /* The consumer exists (and was seen) whether or not there is
+             * anything to read, as in Redis 7.2. */
+            cn = consumer_get(c, groups[k], c->argv[consumer_i], c->argvlen[consumer_i], ki);
             if (gt.ms != UINT64_MAX || gt.seq != UINT64_MAX) {
                 serve = history = 1;
             } else if (s->length) {
@@ -1012,9 +1012,6 @@ static void xread_generic(struct client *c, int xreadgroup)
         if (c->out.resp == 2)
             reply_array(&c->out, 2);
         reply_bulk(&c->out, c->argv[ki], c->argvlen[ki]);
-        struct consumer *cn = NULL;
-        if (groups)
-            cn = consumer_get(c, groups[k], c->argv[consumer_i], c->argvlen[consumer_i], ki);
         reply_range(c, s, &start, NULL, (size_t)count, 0, groups ? groups[k] : NULL, cn,
                     (noack ? RWR_NOACK : 0) | (history ? RWR_HISTORY : 0) | (ki << RWR_KEY_SHIFT));
     }
@@ -1205,11 +1202,13 @@ static void xinfo_stream(struct client *c, struct stream *s)
         reply_array(&c->out, (long long)g->ncons);
         for (size_t k = 0; k < g->ncons; k++) {
             struct consumer *cn = g->cons[k];
-            reply_map(&c->out, 4);
+            reply_map(&c->out, 5);
             reply_bulk_cstr(&c->out, "name");
             reply_bulk(&c->out, cn->name, cn->nlen);
             reply_bulk_cstr(&c->out, "seen-time");
             reply_int(&c->out, cn->seen_time);
+            reply_bulk_cstr(&c->out, "active-time");
+            reply_int(&c->out, cn->active_time);
             reply_bulk_cstr(&c->out, "pel-count");
             reply_int(&c->out, (long long)cn->pel.n);
             reply_bulk_cstr(&c->out, "pending");
@@ -1266,13 +1265,15 @@ void xinfo_command(struct client *c)
         for (size_t k = 0; k < g->ncons; k++) {
             struct consumer *cn = g->cons[k];
             long long idle = ms_since(now, cn->seen_time);
-            reply_map(&c->out, 3);
+            reply_map(&c->out, 4);
             reply_bulk_cstr(&c->out, "name");
             reply_bulk(&c->out, cn->name, cn->nlen);
             reply_bulk_cstr(&c->out, "pending");
             reply_int(&c->out, (long long)cn->pel.n);
             reply_bulk_cstr(&c->out, "idle");
             reply_int(&c->out, idle < 0 ? 0 : idle);
+            reply_bulk_cstr(&c->out, "inactive"); /* since its last read or claim that got entries */
+            reply_int(&c->out, cn->active_time == -1 ? -1 : ms_since(now, cn->active_time));
         }
     } else if (arg_is(c, 1, "groups")) {
         struct cgroups *gs = s->cgroups;
@@ -1668,6 +1669,7 @@ void xclaim_command(struct client *c)
         if (!cn)
             cn = consumer_get(c, g, c->argv[3], c->argvlen[3], 1);
         nack_move(nk, cn);
+        cn->active_time = now;
         nk->delivery_time = deliverytime;
         if (retrycount >= 0)
             nk->delivery_count = (unsigned long long)retrycount;
@@ -1768,6 +1770,7 @@ void xautoclaim_command(struct client *c)
         if (!cn)
             cn = consumer_get(c, g, c->argv[3], c->argvlen[3], 1);
         nack_move(nk, cn);
+        cn->active_time = now;
         nk->delivery_time = now;
         if (!justid)
             nk->delivery_count++;

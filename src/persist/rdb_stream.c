@@ -176,10 +176,8 @@ int rdb_save_stream(struct rdb_out *o, struct entry *e, int version)
             const struct consumer *cn = g->cons[k];
             rdb_w_str(o, cn->name, cn->nlen);
             rdb_w_millis(o, cn->seen_time);
-            /* We keep one time per consumer; Redis 7.2's active-time gets
-             * it too (what Redis itself assumes loading a type 19). */
             if (t >= RDB_TYPE_STREAM_LISTPACKS_3)
-                rdb_w_millis(o, cn->seen_time);
+                rdb_w_millis(o, cn->active_time); /* -1 as Redis writes it: all ones */
             save_pel(o, &cn->pel, 0);
         }
     }
@@ -499,6 +497,9 @@ static int load_groups(struct rdb_in *in, struct stream *s, int t)
                 hk_free(cname);
                 return -1;
             }
+            /* Before Redis 7.2 (type 19 and older) there was one time: the
+             * active time is taken to be the seen time, as Redis does. */
+            cn->active_time = t >= RDB_TYPE_STREAM_LISTPACKS_3 ? active : seen;
             hk_free(cname);
             uint64_t n;
             if (r_count(in, &n, 16, "consumer PEL size"))

@@ -142,6 +142,7 @@ struct consumer *consumer_create(struct cgroup *g, const char *name, size_t nlen
     memcpy(cn->name, name, nlen);
     cn->nlen = nlen;
     cn->seen_time = now;
+    cn->active_time = -1;
     if (g->ncons == g->ccap) {
         g->ccap = g->ccap ? g->ccap * 2 : 4;
         g->cons = hk_realloc(g->cons, sizeof(*g->cons) * g->ccap);
@@ -198,6 +199,7 @@ static struct cgroups *cgroups_dup(const struct cgroups *gs)
             memcpy(cn->name, oc->name, oc->nlen);
             cn->nlen = oc->nlen;
             cn->seen_time = oc->seen_time;
+            cn->active_time = oc->active_time;
             c->cons[k] = cn;
         }
         c->pel.n = c->pel.cap = g->pel.n;

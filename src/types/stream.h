@@ -41,7 +41,8 @@ struct pel {
 };
 
 struct consumer {
-    long long seen_time;
+    long long seen_time;   /* its last XREADGROUP / XCLAIM / XAUTOCLAIM (ms) */
+    long long active_time; /* its last read or claim that got entries; -1: none yet (Redis 7.2) */
     struct pel pel;
     size_t nlen;
     char name[];

@@ -208,14 +208,31 @@ def drop_pair(lst, name):
     return out
 
 
+def drop_72(x):
+    """x less the consumer fields Redis 7.2 added (active-time, inactive),
+    at any depth: redis-server 7.0 is on the other side of some tests."""
+    if isinstance(x, list):
+        out = []
+        i = 0
+        while i < len(x):
+            if x[i] in (b"active-time", b"inactive") and i + 1 < len(x) and isinstance(x[i + 1], int):
+                i += 2
+                continue
+            out.append(drop_72(x[i]))
+            i += 1
+        return out
+    return x
+
+
 def state(c):
-    """Everything observable about the streams, less idle times and
-    radix-tree-nodes."""
+    """Everything observable about the streams, less idle times,
+    radix-tree-nodes and the consumer times Redis 7.0 does not have."""
     st = {}
     for k in KEYS:
         s = {"type": c.type(k)}
         s["info"] = drop_pair(c.execute_command("XINFO", "STREAM", k), b"radix-tree-nodes")
-        s["full"] = drop_pair(c.execute_command("XINFO", "STREAM", k, "FULL", "COUNT", "0"), b"radix-tree-nodes")
+        s["full"] = drop_72(drop_pair(c.execute_command("XINFO", "STREAM", k, "FULL", "COUNT", "0"),
+                                      b"radix-tree-nodes"))
         s["range"] = c.execute_command("XRANGE", k, "-", "+")
         s["rev"] = c.execute_command("XREVRANGE", k, "+", "-", "COUNT", "3")
         s["len"] = c.xlen(k)
@@ -224,7 +241,7 @@ def state(c):
         for g in groups:
             name = dict(zip(g[::2], g[1::2]))[b"name"]
             cons = c.execute_command("XINFO", "CONSUMERS", k, name)
-            s["cons", name] = [drop_pair(x, b"idle") for x in cons]
+            s["cons", name] = [drop_72(drop_pair(x, b"idle")) for x in cons]
             s["pending", name] = c.execute_command("XPENDING", k, name)
             s["pendx", name] = [[e[0], e[1], e[3]] for e in c.execute_command("XPENDING", k, name, "-", "+", "1000")]
         st[k] = s

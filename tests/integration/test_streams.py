@@ -7,13 +7,16 @@ Runs against redis-server 7.0.15 too (HOTKV_SERVER=redis); the few checks
 of 7.2+/7.4 behaviour are skipped there.  The server has 4 worker threads,
 so connections land on different workers."""
 import re
+import shutil
+import subprocess
+import tempfile
 import threading
 import time
 
 import pytest
 
 from conftest import MODE, Resp, Server
-from helpers import has_config, requires, server_version
+from helpers import free_port, has_config, requires, server_version
 
 IS_REDIS = MODE == "redis"
 
@@ -602,11 +605,13 @@ def test_xreadgroup_block_served_across_threads(server, r):
     r.call("XADD", "s", "2-0", "x", "2")
     assert w2.read() == [[b"s", [entry("2-0", "x", "2")]]]
     assert r.call("XPENDING", "s", "g")[3] == [[b"a", b"1"], [b"b", b"1"]]
-    # key deleted: XREADGROUP waiters are unblocked with an error
+    # key deleted: XREADGROUP waiters run again and fail as a new call
+    # would (Redis 7.2; 7.0 answered "UNBLOCKED the stream key no longer
+    # exists")
     w1.send("XREADGROUP", "GROUP", "g", "a", "BLOCK", "0", "STREAMS", "s", ">")
     wait_blocked(r, 1)
     r.call("DEL", "s")
-    assert "UNBLOCKED" in err(w1.read())
+    assert err(w1.read()) == "NOGROUP No such key 's' or consumer group 'g' in XREADGROUP with GROUP option"
     # group destroyed: NOGROUP
     r.call("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
     w2.send("XREADGROUP", "GROUP", "g", "b", "BLOCK", "0", "STREAMS", "s", ">")
@@ -619,6 +624,105 @@ def test_xreadgroup_block_served_across_threads(server, r):
     assert raw_line(w2) == b"*-1"
     w1.close()
     w2.close()
+
+
+@requires("XREADGROUP")
+def test_blocked_xreadgroup_type_change_and_nokey_count(server, r):
+    # Redis 7.2: a blocked XREADGROUP runs again when its key changes and
+    # fails as a new call would; INFO counts the keys such waiters block on.
+    def nokey():
+        text = r.call("INFO", "clients").decode()
+        return int(re.search(r"total_blocking_keys_on_nokey:(\d+)", text).group(1))
+    r.call("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    w1, w2 = conn(server), conn(server)
+    w2.send("BLPOP", "s2", "0")
+    wait_blocked(r, 1)
+    assert nokey() == 0  # BLPOP and XREAD waiters do not count
+    w1.send("XREADGROUP", "GROUP", "g", "a", "BLOCK", "0", "STREAMS", "s", ">")
+    wait_blocked(r, 2)
+    assert nokey() == 1
+    r.call("SET", "s", "x")
+    assert err(w1.read()).startswith("WRONGTYPE")
+    assert nokey() == 0
+    r.call("LPUSH", "s2", "v")
+    assert w2.read() == [b"s2", b"v"]
+    w1.close()
+    w2.close()
+
+
+@requires("XREADGROUP")
+def test_consumer_seen_and_active_time(r):
+    # Redis 7.2: seen-time moves with every read or claim attempt,
+    # active-time only when one got entries (-1 before the first).
+    def consumer():
+        c = r.call("XINFO", "CONSUMERS", "s", "g")[0]
+        return dict(zip(c[::2], c[1::2]))
+
+    def full():
+        f = r.call("XINFO", "STREAM", "s", "FULL")
+        f = dict(zip(f[::2], f[1::2]))
+        g = dict(zip(f[b"groups"][0][::2], f[b"groups"][0][1::2]))
+        c = g[b"consumers"][0]
+        return dict(zip(c[::2], c[1::2]))
+    r.call("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    assert r.call("XREADGROUP", "GROUP", "g", "alice", "COUNT", "1", "STREAMS", "s", ">") is None
+    time.sleep(0.1)
+    c = consumer()
+    assert c[b"name"] == b"alice" and c[b"idle"] >= 100 and c[b"inactive"] == -1
+    assert full()[b"active-time"] == -1
+    r.call("XADD", "s", "1-0", "f", "v")
+    r.call("XREADGROUP", "GROUP", "g", "alice", "COUNT", "1", "STREAMS", "s", ">")
+    c = consumer()
+    assert c[b"idle"] < 80 and 0 <= c[b"inactive"] < 80
+    time.sleep(0.1)
+    r.call("XREADGROUP", "GROUP", "g", "alice", "COUNT", "1", "STREAMS", "s", ">")  # nothing new
+    c = consumer()
+    assert c[b"idle"] < 80 and c[b"inactive"] >= 100
+    # XCLAIM of an entry makes the claimer active.
+    r.call("XCLAIM", "s", "g", "bob", "0", "1-0")
+    bob = [dict(zip(x[::2], x[1::2])) for x in r.call("XINFO", "CONSUMERS", "s", "g")][1]
+    assert bob[b"name"] == b"bob" and 0 <= bob[b"inactive"] < 80
+    # DUMP / RESTORE (RDB 11) keeps both times.
+    before = full()
+    r.call("RESTORE", "s2", "0", r.call("DUMP", "s"))
+    f = r.call("XINFO", "STREAM", "s2", "FULL")
+    f = dict(zip(f[::2], f[1::2]))
+    g = dict(zip(f[b"groups"][0][::2], f[b"groups"][0][1::2]))
+    after = dict(zip(g[b"consumers"][0][::2], g[b"consumers"][0][1::2]))
+    assert (after[b"seen-time"], after[b"active-time"]) == (before[b"seen-time"], before[b"active-time"])
+
+
+@pytest.mark.skipif(MODE == "redis" or not shutil.which("redis-server"), reason="needs redis-server 7.0")
+def test_consumer_active_time_from_a_redis_70_payload(r):
+    # Before RDB 11 a consumer had one time: it becomes both (as Redis 7.2).
+    port = free_port()
+    d = tempfile.mkdtemp(prefix="hotkv-stream-ref-")
+    p = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", d],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        ref = None
+        deadline = time.time() + 10
+        while ref is None:
+            try:
+                ref = Resp(port)
+            except OSError:
+                assert time.time() < deadline, "redis-server did not start"
+                time.sleep(0.05)
+        ref.call("XGROUP", "CREATE", "x", "g", "$", "MKSTREAM")
+        ref.call("XADD", "x", "1-1", "f", "v")
+        ref.call("XREADGROUP", "GROUP", "g", "Alice", "STREAMS", "x", ">")
+        payload = ref.call("DUMP", "x")
+        ref.close()
+    finally:
+        p.terminate()
+        p.wait(10)
+        shutil.rmtree(d, ignore_errors=True)
+    assert r.call("RESTORE", "x", "0", payload) == "OK"
+    f = r.call("XINFO", "STREAM", "x", "FULL")
+    f = dict(zip(f[::2], f[1::2]))
+    g = dict(zip(f[b"groups"][0][::2], f[b"groups"][0][1::2]))
+    c = dict(zip(g[b"consumers"][0][::2], g[b"consumers"][0][1::2]))
+    assert c[b"name"] == b"Alice" and c[b"seen-time"] == c[b"active-time"] > 0
 
 
 @requires("XREADGROUP")
