@@ -1873,14 +1873,26 @@ static int expire_timeout(int timeout)
  * of a client idle for over 2 seconds is given back (an idle connection
  * then costs no 16 KB), and an empty one over 32 KB that is more than
  * twice the largest input seen since the last pass is cut to that peak
- * (not under QBUF_CHUNK, the read size).  Only empty buffers are touched:
- * a parsed or postponed command may point into a non-empty one. */
+ * (not under QBUF_CHUNK, the read size).  A client idle for over 2
+ * seconds in the middle of a command (the header of a big argument sized
+ * the buffer for it, and the rest does not come) keeps only what it sent,
+ * when that frees 4 KB or more: the parser holds offsets, not pointers,
+ * and the buffer grows again as the bytes arrive.  A postponed, held,
+ * blocked or executing client's command points into its buffer: never
+ * touched. */
 static void qbuf_cron(struct client *c, long long now)
 {
     size_t peak = c->qbuf_peak;
     c->qbuf_peak = c->qlen;
-    if (c->qlen || !c->qcap || c->blocked || (c->flags & (CF_POSTPONED | CF_HELD | CF_EXECUTING)))
+    if (!c->qcap || c->blocked || (c->flags & (CF_POSTPONED | CF_HELD | CF_EXECUTING)))
         return;
+    if (c->qlen) {
+        if (now - c->last_ms > 2000 && c->qpos == 0 && c->qcap - c->qlen >= 4096 && !(c->flags & CF_MASTER)) {
+            c->qbuf = hk_realloc(c->qbuf, c->qlen);
+            c->qcap = c->qlen;
+        }
+        return;
+    }
     if (now - c->last_ms > 2000) {
         hk_free(c->qbuf);
         c->qbuf = qbuf_none;

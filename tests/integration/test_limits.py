@@ -345,3 +345,20 @@ def test_query_buffer_follows_use(server):
     assert c.call("GET", "x") == b"A" * 100
     c.close()
     ctl.close()
+
+
+def test_query_buffer_of_a_stalled_big_argument_is_trimmed(server):
+    """As Redis 7.2: the header of a 1 MB argument sizes the buffer for it;
+    when the rest does not come for over 2 s, the buffer keeps only what
+    was sent, and the command still completes when the bytes arrive."""
+    ctl = Resp(server.port)
+    c = Resp(server.port)
+    assert c.call("CLIENT", "SETNAME", "fat") == "OK"
+    c.s.sendall(b"*3\r\n$3\r\nset\r\n$3\r\nfat\r\n$1000000\r\n" + b"B" * 1000)
+    assert wait_until(lambda: client_qbuf(ctl, "fat") >= 1000000, timeout=2)
+    assert wait_until(lambda: client_qbuf(ctl, "fat") < 10000, timeout=6)
+    c.s.sendall(b"B" * 999000 + b"\r\n")
+    assert c.read() == "OK"
+    assert ctl.call("STRLEN", "fat") == 1000000
+    c.close()
+    ctl.close()
