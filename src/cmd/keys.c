@@ -327,8 +327,15 @@ void scan_command(struct client *c)
     size_t curmark = c->out.len;
     reply_bulk(&c->out, "00000", 5); /* placeholder, patched below */
     size_t mark = reply_defer(&c->out);
-    long long n = 0, now = time_ms();
+    long long n = 0, now = db_now_ms(); /* the command's clock, as db_get's */
     unsigned s = cursor >= NSLOTS ? NSLOTS : (unsigned)cursor;
+    /* Expired keys met on the way are deleted after each slot's walk (a
+     * delete may shrink the table under the walk), as Redis's SCAN expires
+     * what it visits; not while expiry is paused (a replica, CLIENT
+     * PAUSE), where they are only left out. */
+    int reap = !atomic_load_explicit(&db_expire_paused, memory_order_relaxed);
+    char **dead = NULL;
+    size_t *deadlen = NULL, ndead = 0, deadcap = 0;
     while (s < NSLOTS && n < count) {
         slot_lock_self(s);
         struct table *t = ks.dbs[c->db]->t[s];
@@ -336,8 +343,20 @@ void scan_command(struct client *c)
             if (!table_full(t, i))
                 continue;
             struct entry *e = table_get(t, i);
-            if (!key_live(e, now))
+            if (!key_live(e, now)) {
+                if (reap) {
+                    if (ndead == deadcap) {
+                        deadcap = deadcap ? deadcap * 2 : 16;
+                        dead = hk_realloc(dead, sizeof(*dead) * deadcap);
+                        deadlen = hk_realloc(deadlen, sizeof(*deadlen) * deadcap);
+                    }
+                    deadlen[ndead] = entry_klen(e);
+                    dead[ndead] = hk_malloc(deadlen[ndead] + 1);
+                    memcpy(dead[ndead], entry_key(e), deadlen[ndead]);
+                    ndead++;
+                }
                 continue;
+            }
             if (pat && !glob_match(pat, plen, entry_key(e), entry_klen(e), 0))
                 continue;
             if (type) {
@@ -348,9 +367,16 @@ void scan_command(struct client *c)
             reply_bulk(&c->out, entry_key(e), entry_klen(e));
             n++;
         }
+        for (size_t k = 0; k < ndead; k++) {
+            db_get(c->db, s, dead[k], deadlen[k], LK_NOSTATS); /* deletes it: DEL fed, events fired */
+            hk_free(dead[k]);
+        }
+        ndead = 0;
         slot_unlock_self(s);
         s++;
     }
+    hk_free(dead);
+    hk_free(deadlen);
     reply_defer_array(&c->out, mark, n);
     /* Patch the cursor: it is always printed in 5 digits or fewer. */
     char nb[8];
@@ -371,10 +397,18 @@ void scan_command(struct client *c)
 void randomkey_command(struct client *c)
 {
     unsigned start = (unsigned)(rand64() % NSLOTS);
+    /* While expiry is paused (a replica, CLIENT PAUSE) an expired key
+     * cannot be deleted: it is passed over, a slot given up after twice
+     * as many picks as it has keys, and when no live key turns up one of
+     * the expired ones is answered, as Redis does rather than loop. */
+    int paused = atomic_load_explicit(&db_expire_paused, memory_order_relaxed) != 0;
+    char *fallback = NULL;
+    size_t flen = 0;
     for (unsigned k = 0; k < NSLOTS; k++) {
         unsigned s = (start + k) % NSLOTS;
         slot_lock_self(s);
         struct table *t = ks.dbs[c->db]->t[s];
+        uint32_t tries = 0;
         while (t && t->used) {
             uint32_t i = (uint32_t)(rand64() % t->cap);
             while (!table_full(t, i))
@@ -385,7 +419,18 @@ void randomkey_command(struct client *c)
             if (key_live(e, db_now_ms())) {
                 reply_bulk(&c->out, entry_key(e), entry_klen(e));
                 slot_unlock_self(s);
+                hk_free(fallback);
                 return;
+            }
+            if (paused) {
+                if (!fallback) {
+                    flen = entry_klen(e);
+                    fallback = hk_malloc(flen + 1);
+                    memcpy(fallback, entry_key(e), flen);
+                }
+                if (++tries > 2 * t->used)
+                    break;
+                continue;
             }
             /* Expired: delete it, as a lookup would, and try again. */
             db_get(c->db, s, entry_key(e), entry_klen(e), LK_NOSTATS);
@@ -393,7 +438,11 @@ void randomkey_command(struct client *c)
         }
         slot_unlock_self(s);
     }
-    reply_null(&c->out);
+    if (fallback)
+        reply_bulk(&c->out, fallback, flen);
+    else
+        reply_null(&c->out);
+    hk_free(fallback);
 }
 
 void dbsize_command(struct client *c)

@@ -534,6 +534,32 @@ def test_scan_resp3_shape(resp3):
     assert resp3.call("SCAN", "0") == [b"0", [b"a"]]
 
 
+def test_scan_deletes_the_expired_keys_it_visits(resp):
+    # As Redis: SCAN leaves expired keys out and deletes them, each DEL
+    # fed on its own (keyspace event "expired"); with a TYPE filter too.
+    assert resp.call("DEBUG", "SET-ACTIVE-EXPIRE", "0") == "OK"
+    try:
+        for i in range(50):
+            resp.call("SET", "live%d" % i, "v")
+        resp.call("SET", "gone", "v", "PX", "1")
+        resp.call("HSET", "gonehash", "f", "v")
+        resp.call("PEXPIRE", "gonehash", "1")
+        time.sleep(0.01)
+        assert resp.call("DBSIZE") == 52
+        seen, cur = [], b"0"
+        while True:
+            cur, keys = resp.call("SCAN", cur, "COUNT", "7", "TYPE", "string")
+            seen += keys
+            if cur == b"0":
+                break
+        assert sorted(seen) == sorted(b"live%d" % i for i in range(50))
+        assert resp.call("DBSIZE") == 50
+        assert int(dict(l.split(":", 1) for l in resp.call("INFO", "stats").decode().split("\r\n")
+                        if ":" in l)["expired_keys"]) >= 2
+    finally:
+        resp.call("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+
+
 # -------------------------------------------------------------- RANDOMKEY
 
 def test_randomkey_empty(resp):

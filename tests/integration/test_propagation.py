@@ -76,7 +76,8 @@ class Srv:
         self.n += 1
         self.log = open(os.path.join(self.dir, "server-%d.log" % self.n), "w")
         cmd = [BIN, "--port", str(self.port), "--bind", "127.0.0.1", "--threads", str(self.threads),
-               "--dir", self.dir, "--save", "", "--appendonly", "yes", "--appendfsync", "always"] + self.args
+               "--dir", self.dir, "--save", "", "--appendonly", "yes", "--appendfsync", "always",
+               "--enable-debug-command", "yes"] + self.args
         deadline = time.time() + 10
         while not port_free(self.port) and time.time() < deadline:
             time.sleep(0.05)
@@ -598,6 +599,21 @@ def test_transactions(r, tail):
 
 
 # --------------------------------------------------------------- expiry --
+def test_scan_feeds_the_keys_it_expires_as_plain_dels(r, tail):
+    # As Redis 7.2 (unit/expire): not wrapped in MULTI/EXEC.
+    r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    try:
+        r.set("foo1", "bar", px=1)
+        r.set("foo2", "bar", px=1)
+        time.sleep(0.01)
+        tail.new()
+        r.execute_command("SCAN", "0", "COUNT", "16384")
+        got = tail.new()
+        assert sorted(got) == [["DEL", "foo1"], ["DEL", "foo2"]]
+    finally:
+        r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+
+
 def test_expired_keys_are_fed_as_del(r, tail):
     r.set("lazy", "1", px=50)
     r.set("active", "1", px=50)

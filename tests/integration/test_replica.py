@@ -410,6 +410,11 @@ def test_expired_keys_wait_for_the_masters_del():
         assert rc.execute_command("DBSIZE") == 2
         time.sleep(0.2)
         assert rc.execute_command("DBSIZE") == 2  # no active expiry on a replica
+        # Nor by SCAN or RANDOMKEY (which still answer; Redis too).
+        assert rc.execute_command("SCAN", "0", "COUNT", "16384") == ["0", ["long"]]
+        for _ in range(20):
+            assert rc.execute_command("RANDOMKEY") in ("long", "short")
+        assert rc.execute_command("DBSIZE") == 2
         assert mc.execute_command("GET", "short") is None  # the master deletes it: DEL streamed
         assert wait_until(lambda: rc.execute_command("DBSIZE") == 1, timeout=5)
         # A TTL already past when the master's command comes is kept too
