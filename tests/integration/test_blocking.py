@@ -196,6 +196,29 @@ def test_key_deleted_or_wrong_type_keeps_waiting(server, r):
 
 
 @requires("BLPOP", "LPUSH")
+def test_waiter_is_not_served_a_key_that_expired_inside_exec(server, r):
+    # The waiter runs at its own instant, not at the start of the EXEC that
+    # woke it: a list that expired meanwhile is deleted, nothing is served.
+    w = conn(server)
+    w.send("BLPOP", "exp", "0")
+    wait_blocked(r, 1)
+    r.call("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    try:
+        assert r.call("MULTI") == "OK"
+        for cmd in (("RPUSH", "exp", "hello"), ("PEXPIRE", "exp", "100"), ("DEBUG", "SLEEP", "0.2")):
+            assert r.call(*cmd) == "QUEUED"
+        assert r.call("EXEC") == [1, 1, "OK"]
+        time.sleep(0.05)
+        assert blocked_clients(r) == 1
+        assert r.call("EXISTS", "exp") == 0
+        r.call("RPUSH", "exp", "fresh")
+        assert w.read() == [b"exp", b"fresh"]
+    finally:
+        r.call("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+    w.close()
+
+
+@requires("BLPOP", "LPUSH")
 def test_waiter_that_disconnects_loses_nothing(server, r):
     w = conn(server)
     w.send("BLPOP", "dc", "0")
