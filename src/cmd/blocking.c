@@ -565,7 +565,13 @@ static void serve_key(int db, unsigned slot, const char *key, size_t klen)
         struct bkey *b = blocked[slot] ? bkey_find(db, slot, key, klen) : NULL;
         if (b) {
             b->rstamp = 0; /* served now: a new signal queues it again */
-            struct entry *e = db_get(db, slot, key, klen, LK_NOSTATS | LK_NOTOUCH);
+            /* A look without effects (Redis's LOOKUP_NOEFFECTS): a key
+             * whose TTL passed counts as absent but is not deleted here;
+             * the next command that touches it deletes it (and feeds the
+             * DEL), as in Redis. */
+            struct entry *e = db_get(db, slot, key, klen, LK_NOSTATS | LK_NOTOUCH | LK_NOEXPIRE);
+            if (e && (e->flags & E_HAS_EXPIRE) && entry_expire(e) <= time_ms())
+                e = NULL;
             for (struct wnode *n = b->head; n; n = n->next) {
                 if (!waiter_wants(n->w, e))
                     continue;
