@@ -2154,6 +2154,71 @@ static void debug_unknown(struct client *c)
                  (int)(c->argvlen[1] > 128 ? 128 : c->argvlen[1]), c->argv[1]);
 }
 
+/* DEBUG PROTOCOL <type>: one reply of each RESP3 type, with the values
+ * Redis sends, for client libraries to test their parsers against.  On
+ * RESP2 each comes in its RESP2 form (an attribute is left out, a push
+ * is refused). */
+static void debug_protocol(struct client *c)
+{
+    struct reply *o = &c->out;
+    if (arg_is(c, 2, "string")) {
+        reply_bulk_cstr(o, "Hello World");
+    } else if (arg_is(c, 2, "integer")) {
+        reply_int(o, 12345);
+    } else if (arg_is(c, 2, "double")) {
+        reply_double(o, 3.141);
+    } else if (arg_is(c, 2, "bignum")) {
+        static const char big[] = "1234567999999999999999999999999999999";
+        if (o->resp == 3) {
+            reply_raw(o, "(", 1);
+            reply_raw(o, big, sizeof(big) - 1);
+            reply_raw(o, "\r\n", 2);
+        } else {
+            reply_bulk(o, big, sizeof(big) - 1);
+        }
+    } else if (arg_is(c, 2, "null")) {
+        reply_null(o);
+    } else if (arg_is(c, 2, "array") || arg_is(c, 2, "set")) {
+        if (arg_is(c, 2, "array"))
+            reply_array(o, 3);
+        else
+            reply_set(o, 3);
+        for (int j = 0; j < 3; j++)
+            reply_int(o, j);
+    } else if (arg_is(c, 2, "map")) {
+        reply_map(o, 3);
+        for (int j = 0; j < 3; j++) {
+            reply_int(o, j);
+            reply_bool(o, j == 1);
+        }
+    } else if (arg_is(c, 2, "attrib")) {
+        if (o->resp == 3) {
+            reply_raw(o, "|1\r\n", 4);
+            reply_bulk_cstr(o, "key-popularity");
+            reply_array(o, 2);
+            reply_bulk_cstr(o, "key:123");
+            reply_int(o, 90);
+        }
+        reply_bulk_cstr(o, "Some real reply following the attribute");
+    } else if (arg_is(c, 2, "push")) {
+        if (o->resp < 3) {
+            reply_error(o, "ERR RESP2 is not supported by this command");
+            return;
+        }
+        reply_push(o, 2);
+        reply_bulk_cstr(o, "server-cpu-usage");
+        reply_int(o, 42);
+        reply_bulk_cstr(o, "Some real reply following the push reply");
+    } else if (arg_is(c, 2, "true") || arg_is(c, 2, "false")) {
+        reply_bool(o, arg_is(c, 2, "true"));
+    } else if (arg_is(c, 2, "verbatim")) {
+        reply_verbatim(o, "This is a verbatim\nstring", 25, "txt");
+    } else {
+        reply_error(o, "ERR Wrong protocol type name. Please use one of the following: "
+                       "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false");
+    }
+}
+
 void debug_command(struct client *c)
 {
     if (arg_is(c, 1, "help") && c->argc == 2) {
@@ -2189,6 +2254,9 @@ void debug_command(struct client *c)
             "    Write <message> to the server log.",
             "ERROR <message>",
             "    Reply with <message> as an error.",
+            "PROTOCOL <type>",
+            "    One reply of a RESP3 type (string|integer|double|bignum|null|array|set|map|",
+            "    attrib|push|verbatim|true|false), in its RESP2 form on RESP2.",
             "HELP",
             "    This text.",
         };
@@ -2229,6 +2297,8 @@ void debug_command(struct client *c)
     } else if (arg_is(c, 1, "log") && c->argc == 3) {
         log_msg(LL_WARNING, "DEBUG LOG: %.*s", (int)(c->argvlen[2] > 4096 ? 4096 : c->argvlen[2]), c->argv[2]);
         reply_ok(&c->out);
+    } else if (arg_is(c, 1, "protocol") && c->argc == 3) {
+        debug_protocol(c);
     } else if (arg_is(c, 1, "error") && c->argc == 3) {
         char *msg = hk_malloc(c->argvlen[2] + 1);
         memcpy(msg, c->argv[2], c->argvlen[2]);

@@ -210,9 +210,11 @@ def test_waiter_is_not_served_a_key_that_expired_inside_exec(server, r):
         assert r.call("EXEC") == [1, 1, "OK"]
         time.sleep(0.05)
         assert blocked_clients(r) == 1
-        # The wake-up only looked (Redis's LOOKUP_NOEFFECTS): the expired
-        # list is still there until a command touches it.
-        assert r.call("DBSIZE") == 1
+        # The wake-up only looked (Redis 7.2's LOOKUP_NOEFFECTS; Debian's
+        # redis-server 7.0 still deleted it there): the expired list is
+        # still there until a command touches it.
+        if MODE != "redis":
+            assert r.call("DBSIZE") == 1
         assert r.call("EXISTS", "exp") == 0
         assert r.call("DBSIZE") == 0
         r.call("RPUSH", "exp", "fresh")
