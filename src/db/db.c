@@ -599,6 +599,19 @@ static inline void count_miss(int db, const char *key, size_t klen)
         hook(db, key, klen);
 }
 
+/* Delete e, at index i of its table, because its TTL passed: the hooks
+ * (event, WATCH, DEL fed), the free (lazyfree-lazy-expire), the stat. */
+static void expire_at_idx(int db, unsigned slot, long i, struct entry *e)
+{
+    remove_at(db, slot, i, 0);
+    if (db_key_expired_hook)
+        db_key_expired_hook(db, slot, entry_key(e), entry_klen(e));
+    int lf = lazyfree_enter(LF_EXPIRE); /* lazyfree-lazy-expire */
+    entry_free(e);
+    lazyfree_leave(lf);
+    STAT_ADD(st()->expired, 1);
+}
+
 struct entry *db_get_idx(int db, unsigned slot, const char *key, size_t klen, int flags, long *idx)
 {
     struct table *t = *tslot(db, slot);
@@ -621,13 +634,7 @@ struct entry *db_get_idx(int db, unsigned slot, const char *key, size_t klen, in
             count_miss(db, key, klen); /* paused: logically gone, not deleted */
             return NULL;
         }
-        remove_at(db, slot, i, 0);
-        if (db_key_expired_hook)
-            db_key_expired_hook(db, slot, entry_key(e), entry_klen(e));
-        int lf = lazyfree_enter(LF_EXPIRE); /* lazyfree-lazy-expire */
-        entry_free(e);
-        lazyfree_leave(lf);
-        STAT_ADD(st()->expired, 1);
+        expire_at_idx(db, slot, i, e);
         if (!(flags & LK_NOSTATS))
             count_miss(db, key, klen);
         return NULL;
@@ -825,13 +832,7 @@ int db_expire_tracked(int db, const char *key, size_t klen, long long now_ms)
     if (e && (e->flags & E_HAS_EXPIRE)) {
         r = 1;
         if (entry_expire(e) <= now_ms) {
-            remove_at(db, slot, i, 0);
-            if (db_key_expired_hook)
-                db_key_expired_hook(db, slot, entry_key(e), entry_klen(e));
-            int lf = lazyfree_enter(LF_EXPIRE); /* lazyfree-lazy-expire */
-            entry_free(e);
-            lazyfree_leave(lf);
-            STAT_ADD(st()->expired, 1);
+            expire_at_idx(db, slot, i, e);
             r = 2;
         }
     }
