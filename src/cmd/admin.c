@@ -341,11 +341,11 @@ static void info_clients(struct sbuf *b, struct client *c)
     sb_printf(b, "blocked_clients:%lld\r\n", blocking_clients() + pause_postponed_clients());
     sb_printf(b, "tracking_clients:%ld\r\n", tracking_num_clients());
     sb_printf(b, "clients_in_timeout_table:%lld\r\n", blocking_timeouts());
-    sb_printf(b, "total_watched_keys:0\r\n");
+    sb_printf(b, "total_watched_keys:%ld\r\n", multi_watched_keys());
     sb_printf(b, "total_blocking_keys:%lld\r\n", blocking_keys());
     sb_printf(b, "total_blocking_keys_on_nokey:%lld\r\n", blocking_keys_on_nokey());
     sb_printf(b, "pubsub_clients:%ld\r\n", pubsub_num_clients());
-    sb_printf(b, "watching_clients:0\r\n");
+    sb_printf(b, "watching_clients:%ld\r\n", multi_watching_clients());
 }
 
 static void info_memory(struct sbuf *b, const struct ks_usage *u)

@@ -457,6 +457,52 @@ struct multi_state {
 static struct watcher *watch_heads[NSLOTS];
 static atomic_long nwatchers;
 
+/* The distinct watched keys of each slot, with how many clients watch
+ * each (slot lock), and the totals INFO prints: total_watched_keys (keys
+ * with at least one watcher) and watching_clients (clients watching at
+ * least one key). */
+struct wkey {
+    struct dict_link link;
+    long n;
+    size_t len;
+    char dk[]; /* db, then the key, as struct watcher's */
+};
+static const char *wkey_dkey(const struct dict_link *it, size_t *len)
+{
+    const struct wkey *k = (const struct wkey *)it;
+    *len = k->len;
+    return k->dk;
+}
+static const struct dict_type wkey_type = {wkey_dkey};
+static struct dict *wkeys[NSLOTS];
+static atomic_long n_watched_keys, n_watching_clients;
+
+/* Slot lock held: one more (d > 0) or one less watcher of dk. */
+static void wkey_count(unsigned slot, const char *dk, size_t len, int d)
+{
+    struct wkey *k = wkeys[slot] ? (struct wkey *)dict_find(wkeys[slot], dk, len) : NULL;
+    if (d > 0) {
+        if (!k) {
+            k = hk_malloc(sizeof(*k) + len);
+            k->n = 0;
+            k->len = len;
+            memcpy(k->dk, dk, len);
+            if (!wkeys[slot])
+                wkeys[slot] = dict_new(&wkey_type, 0);
+            dict_add(wkeys[slot], &k->link);
+            atomic_fetch_add(&n_watched_keys, 1);
+        }
+        k->n++;
+    } else if (k && --k->n == 0) {
+        hk_free(dict_remove(wkeys[slot], dk, len));
+        atomic_fetch_sub(&n_watched_keys, 1);
+        if (!dict_size(wkeys[slot])) {
+            dict_free(wkeys[slot], NULL);
+            wkeys[slot] = NULL;
+        }
+    }
+}
+
 static struct multi_state *ms_get(struct client *c)
 {
     if (!c->ms)
@@ -502,6 +548,9 @@ static void watch_add(struct client *c, int db, unsigned slot, const char *key, 
         x->next->prev = x;
     watch_heads[slot] = x;
     atomic_fetch_add(&nwatchers, 1);
+    wkey_count(slot, x->dk, sizeof(int) + klen, 1);
+    if (ms->nw == 0)
+        atomic_fetch_add(&n_watching_clients, 1);
     if (ms->nw == ms->capw) {
         ms->capw = ms->capw ? ms->capw * 2 : 4;
         ms->w = hk_realloc(ms->w, sizeof(*ms->w) * (size_t)ms->capw);
@@ -519,6 +568,7 @@ static void watch_unlink(struct watcher *x)
     if (x->next)
         x->next->prev = x->prev;
     atomic_fetch_sub(&nwatchers, 1);
+    wkey_count(x->slot, x->dk, sizeof(int) + x->klen, -1);
     hk_free(x);
 }
 
@@ -538,6 +588,7 @@ static void unwatch_all(struct client *c, int locked)
             slot_unlock_self(s);
     }
     ms->nw = 0;
+    atomic_fetch_sub(&n_watching_clients, 1);
     if (ms->wd) {
         dict_free(ms->wd, NULL); /* the watchers were freed above */
         ms->wd = NULL;
@@ -742,7 +793,12 @@ long multi_client_watched(const struct client *c)
 
 long multi_watching_clients(void)
 {
-    return atomic_load(&nwatchers);
+    return atomic_load(&n_watching_clients);
+}
+
+long multi_watched_keys(void)
+{
+    return atomic_load(&n_watched_keys);
 }
 
 /* --------------------------------------------------------- commands --- */

@@ -88,7 +88,9 @@ int multi_queued_denyoom(const struct client *c);
 int multi_client_queued(const struct client *c);
 long multi_client_watched(const struct client *c);
 size_t multi_client_mem(const struct client *c);
+/* INFO clients: clients watching at least one key, distinct keys watched. */
 long multi_watching_clients(void);
+long multi_watched_keys(void);
 
 /* Command handlers. */
 cmd_fn multi_command, exec_command, discard_command, watch_command, unwatch_command;

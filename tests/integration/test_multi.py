@@ -643,3 +643,30 @@ def test_exec_rejected_while_script_busy(server):
         admin.call("CONFIG", "SET", "busy-reply-threshold", "5000")
         for x in (runner, r2, admin):
             x.close()
+
+
+@pytest.mark.skipif(MODE == "redis", reason="INFO fields of Redis 7.2 (Debian's redis-server is 7.0)")
+def test_info_counts_watched_keys_and_watching_clients(server, c):
+    def counts():
+        f = dict(l.split(":", 1) for l in c.call("INFO", "clients").decode().split("\r\n") if ":" in l)
+        return int(f["total_watched_keys"]), int(f["watching_clients"])
+    a, b = conn(server), conn(server)
+    assert counts() == (0, 0)
+    assert a.call("WATCH", "k1", "k2", "k1") == "OK"
+    assert counts() == (2, 1)
+    assert b.call("WATCH", "k2", "k3") == "OK"
+    assert counts() == (3, 2)
+    b.call("SELECT", "1")
+    assert b.call("WATCH", "k1") == "OK"  # another database: another key
+    assert counts() == (4, 2)
+    assert a.call("MULTI") == "OK" and a.call("EXEC") == []
+    assert counts() == (3, 1)  # EXEC unwatches
+    assert b.call("UNWATCH") == "OK"
+    assert counts() == (0, 0)
+    assert a.call("WATCH", "k9") == "OK"
+    a.close()  # a client that goes unwatches too
+    deadline = time.time() + 5
+    while counts() != (0, 0) and time.time() < deadline:
+        time.sleep(0.01)
+    assert counts() == (0, 0)
+    b.close()
