@@ -1506,6 +1506,8 @@ static int rewrite_commands(struct bw *w)
                 }
                 if (rewrite_key(w, e, now) < 0)
                     return -1;
+                if (rdb_keys_done) /* the child's progress, for the parent's INFO (rdb.h) */
+                    atomic_fetch_add_explicit(rdb_keys_done, 1, memory_order_relaxed);
                 if (delay > 0) {
                     struct timespec ts = {delay / 1000000, (delay % 1000000) * 1000};
                     nanosleep(&ts, NULL);

@@ -285,6 +285,7 @@ int rdb_w_millis(struct rdb_out *o, long long ms)
 /* ============================================================ source === */
 
 unsigned long long rdb_sanitizations;
+_Atomic unsigned long long *rdb_keys_done;
 
 void rdb_in_init_fd(struct rdb_in *in, int fd)
 {
@@ -900,6 +901,8 @@ static int save_db(struct rdb_out *o, const struct rdb_save_opts *opt, int dbi, 
             o->pending_klen = entry_klen(e);
             if (rdb_save_value(o, e, opt->version) < 0)
                 return -1;
+            if (rdb_keys_done) /* the parent reads it for INFO (snapshot.c) */
+                atomic_fetch_add_explicit(rdb_keys_done, 1, memory_order_relaxed);
             if (opt->key_save_delay_us)
                 usleep((useconds_t)opt->key_save_delay_us);
         }

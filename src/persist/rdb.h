@@ -21,6 +21,7 @@
 #ifndef HK_RDB_H
 #define HK_RDB_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -195,6 +196,10 @@ struct rdb_in {
  * (listpack, ziplist, zipmap, intset, quicklist node, stream node) read
  * with in->deep set.  Any thread; relaxed. */
 extern unsigned long long rdb_sanitizations;
+/* Keys written by save_db so far (a snapshot child's progress): a counter
+ * in memory shared with the parent (persist/snapshot.c sets it at start-up;
+ * NULL: none). */
+extern _Atomic unsigned long long *rdb_keys_done;
 static inline void rdb_sanitized(const struct rdb_in *in)
 {
     if (in->deep)

@@ -53,6 +53,7 @@ static struct {
     unsigned long long forks;
     long long fork_usec;
     unsigned long long loaded_keys, loaded_expired;
+    unsigned long long child_keys;   /* keys in the dataset when it forked */
 } st = {.last_bgsave_ok = 1, .last_bgsave_secs = -1};
 
 static size_t child_cow_bytes(pid_t pid);
@@ -252,6 +253,13 @@ pid_t persist_fork_ex(int type, void (*at_freeze)(void *), void *arg)
         at_freeze(arg);
     if (child_cow_final)
         atomic_store(child_cow_final, 0);
+    /* The keys the child will write, for its progress (every slot lock is
+     * held: an exact count). */
+    unsigned long long nkeys = 0;
+    for (int i = 0; i < ks.ndb; i++)
+        nkeys += db_size(i);
+    if (rdb_keys_done)
+        atomic_store(rdb_keys_done, 0);
     long long t0 = mono_us();
     pid_t pid = fork();
     if (pid == 0) {
@@ -277,6 +285,7 @@ pid_t persist_fork_ex(int type, void (*at_freeze)(void *), void *arg)
         st.child_type = type;
         st.child_start_ms = time_ms();
         st.dirty_before = dirty;
+        st.child_keys = nkeys;
         st.cow_current = st.cow_peak = 0;
         st.cow_sampled_ms = 0;
         st.forks++;
@@ -775,6 +784,13 @@ void persist_info(char *out, size_t cap)
     long long last_secs = st.last_bgsave_secs;
     unsigned long long saves = st.saves, lk = st.loaded_keys, le = st.loaded_expired;
     size_t peak = st.cow_peak;
+    /* The running child's progress: the keys it has written of those the
+     * dataset held when it forked (Redis's current_save_keys_*). */
+    unsigned long long ktotal = any_child ? st.child_keys : 0;
+    unsigned long long kdone = any_child && rdb_keys_done ? atomic_load(rdb_keys_done) : 0;
+    if (kdone > ktotal)
+        kdone = ktotal;
+    double kperc = ktotal ? (double)kdone * 100.0 / (double)ktotal : 0.0;
     pthread_mutex_unlock(&snap_mu);
     unsigned long long changes = dirty_now() - atomic_load(&dirty_saved);
     size_t n = (size_t)snprintf(out, cap,
@@ -783,9 +799,9 @@ void persist_info(char *out, size_t cap)
                                 "current_cow_peak:%zu\r\n"
                                 "current_cow_size:%zu\r\n"
                                 "current_cow_size_age:%lld\r\n"
-                                "current_fork_perc:0.00\r\n"
-                                "current_save_keys_processed:0\r\n"
-                                "current_save_keys_total:0\r\n"
+                                "current_fork_perc:%.2f\r\n"
+                                "current_save_keys_processed:%llu\r\n"
+                                "current_save_keys_total:%llu\r\n"
                                 "rdb_changes_since_last_save:%llu\r\n"
                                 "rdb_bgsave_in_progress:%d\r\n"
                                 "rdb_last_save_time:%lld\r\n"
@@ -797,7 +813,7 @@ void persist_info(char *out, size_t cap)
                                 "rdb_last_load_keys_expired:%llu\r\n"
                                 "rdb_last_load_keys_loaded:%llu\r\n",
                                 (atomic_load_explicit(&replica_gate, memory_order_relaxed) & RG_LOADING) != 0,
-                                atomic_load(&persist_async_loading), any_child ? peak : 0, cow, cow_age, changes, rdb_child, atomic_load(&lastsave_s),
+                                atomic_load(&persist_async_loading), any_child ? peak : 0, cow, cow_age, kperc, kdone, ktotal, changes, rdb_child, atomic_load(&lastsave_s),
                                 ok ? "ok" : "err", last_secs, cur_secs, saves, last_cow, le, lk);
     if (n >= cap)
         return;
@@ -833,8 +849,11 @@ int persist_load_at_startup(void)
 {
     /* Before any worker exists (they read it when they fork). */
     void *pg = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (pg != MAP_FAILED)
+    if (pg != MAP_FAILED) {
         child_cow_final = pg;
+        /* 64 bytes on: the keys the running child has written (rdb.h). */
+        rdb_keys_done = (_Atomic unsigned long long *)((char *)pg + 64);
+    }
     char err[512];
     long long t0 = time_ms();
     atomic_store(&lastsave_s, t0 / 1000);

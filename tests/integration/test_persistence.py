@@ -122,6 +122,36 @@ def test_bgsave_while_one_runs(d):
         s.stop()
 
 
+def test_info_shows_the_childs_progress(d):
+    """current_save_keys_total is the dataset at the fork, _processed what
+    the child has written (Redis 7), and all three fields are 0 without a
+    child."""
+    s = start(d)
+    c = s.client(decode_responses=True)
+    try:
+        c.mset({"k%d" % i: i for i in range(400)})
+        p = c.info("persistence")
+        assert (p["current_fork_perc"], p["current_save_keys_processed"], p["current_save_keys_total"]) == (0, 0, 0)
+        c.config_set("rdb-key-save-delay", 2000)  # 2 ms per key: about a second
+        c.bgsave()
+        c.set("after-fork", 1)  # not in this save's total
+
+        def moving():
+            p = c.info("persistence")
+            return p["current_save_keys_total"] == 400 and 0 < p["current_save_keys_processed"] < 400
+        deadline = time.time() + 5
+        while not moving() and time.time() < deadline:
+            time.sleep(0.02)
+        p = c.info("persistence")
+        assert p["current_save_keys_total"] == 400 and 0 < p["current_save_keys_processed"] < 400, p
+        assert abs(p["current_fork_perc"] - p["current_save_keys_processed"] / 4.0) < 5
+        c.config_set("rdb-key-save-delay", 0)
+        p = wait_bgsave(c)
+        assert (p["current_fork_perc"], p["current_save_keys_processed"], p["current_save_keys_total"]) == (0, 0, 0)
+    finally:
+        s.stop()
+
+
 def test_writes_continue_during_bgsave_and_snapshot_is_point_in_time(d):
     """Four clients (spread over four worker threads) each write their own
     increasing sequence while a slow BGSAVE runs.  Writes must keep being
