@@ -413,7 +413,7 @@ static void info_memory(struct sbuf *b, const struct ks_usage *u)
     sb_printf(b, "mem_fragmentation_bytes:%lld\r\n", mh->total_frag_bytes);
     sb_printf(b, "mem_not_counted_for_evict:%zu\r\n", evict_not_counted());
     sb_printf(b, "mem_replication_backlog:%zu\r\n", mh->repl_backlog);
-    sb_printf(b, "mem_total_replication_buffers:0\r\n");
+    sb_printf(b, "mem_total_replication_buffers:%zu\r\n", mh->repl_total);
     sb_printf(b, "mem_clients_slaves:%zu\r\n", mh->clients_slaves);
     sb_printf(b, "mem_clients_normal:%zu\r\n", mh->clients_normal);
     sb_printf(b, "mem_cluster_links:%zu\r\n", mh->cluster_links);

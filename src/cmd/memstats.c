@@ -112,9 +112,17 @@ void mem_overhead_get(struct mem_overhead *mh, const struct ks_usage *u)
     mh->startup_allocated = atomic_load(&startup_bytes);
     total += mh->startup_allocated;
 
-    /* The replication buffer (persist/repl.c); no cluster. */
-    mh->repl_backlog = repl_buffer_bytes();
-    mh->clients_slaves = mh->cluster_links = 0;
+    /* The replication buffer (persist/repl.c), split as Redis 7 splits its
+     * shared buffer: what lies beyond repl-backlog-size only for replicas
+     * that have not read it is theirs (mem_clients_slaves), the rest is the
+     * backlog; both are overhead.  No cluster links. */
+    mh->repl_total = repl_buffer_bytes();
+    mh->clients_slaves = repl_buffer_not_counted();
+    if (mh->clients_slaves > mh->repl_total)
+        mh->clients_slaves = mh->repl_total;
+    mh->repl_backlog = mh->repl_total - mh->clients_slaves;
+    mh->cluster_links = 0;
+    total += mh->repl_total;
 
     mh->clients_normal = clients_mem_total();
     total += mh->clients_normal;

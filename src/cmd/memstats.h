@@ -56,6 +56,7 @@ struct mem_db_overhead {
 struct mem_overhead {
     size_t total_allocated, startup_allocated, peak_allocated;
     size_t repl_backlog, clients_slaves, clients_normal, cluster_links, aof_buffer;
+    size_t repl_total; /* the whole replication buffer: repl_backlog + clients_slaves */
     size_t lua_caches, functions_caches;
     int num_dbs;
     struct mem_db_overhead db[MAX_DBS]; /* non-empty databases only */

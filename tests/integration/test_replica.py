@@ -912,6 +912,45 @@ def master_info_memory(c):  # INFO memory as a dict
     return dict(l.split(":", 1) for l in text.split("\r\n") if ":" in l)
 
 
+def test_info_memory_splits_the_replication_buffer():
+    """As Redis 7: mem_total_replication_buffers is the whole buffer, the
+    part beyond repl-backlog-size that a lagging replica still needs is
+    mem_clients_slaves, the rest mem_replication_backlog; all of it is
+    overhead."""
+    m = hotkv("--repl-backlog-size", "16384")
+    r = None
+    try:
+        mc = raw(m.port)
+        assert master_info_memory(mc)["mem_total_replication_buffers"] == "0"
+        r = hotkv("--replicaof", "127.0.0.1", str(m.port))
+        rc = raw(r.port)
+        assert wait_until(lambda: synced(rc, mc), timeout=15), unsynced(rc, mc, r, m)
+        for i in range(200):
+            mc.execute_command("SET", "k%d" % i, "v" * 200)
+        assert wait_until(lambda: synced(rc, mc), timeout=15), unsynced(rc, mc, r, m)
+        mi = master_info_memory(mc)
+        total, backlog, slaves = (int(mi[f]) for f in ("mem_total_replication_buffers", "mem_replication_backlog",
+                                                       "mem_clients_slaves"))
+        assert total > 0 and total == backlog + slaves and backlog <= 16384 + 64 * 1024
+        assert int(mi["used_memory_overhead"]) >= total
+        # A replica that stops reading keeps what it has not read.
+        os.kill(r.proc.pid, signal.SIGSTOP)
+        try:
+            # 30 MB: more than the sockets' buffers take in.
+            p = mc.pipeline(transaction=False)
+            for i in range(30000):
+                p.execute_command("SET", "big%d" % i, "v" * 1000)
+            p.execute()
+            mi = master_info_memory(mc)
+            total, backlog, slaves = (int(mi[f]) for f in ("mem_total_replication_buffers",
+                                                           "mem_replication_backlog", "mem_clients_slaves"))
+            assert slaves > 10 << 20 and total == backlog + slaves and backlog <= 16384 + 64 * 1024
+        finally:
+            os.kill(r.proc.pid, signal.SIGCONT)
+    finally:
+        stop_all(r, m)
+
+
 def test_evictions_reach_the_replica():
     """maxmemory on the master: what it evicts reaches its replicas as
     DELs (the replica itself never evicts: replica-ignore-maxmemory), and
