@@ -851,6 +851,22 @@ static struct link *link_new(int fd, int inbound)
     return l;
 }
 
+size_t cluster_links_info(long *conns)
+{
+    long n = 0;
+    size_t mem = 0;
+    if (cluster_on) {
+        pthread_mutex_lock(&cl_mu);
+        for (struct link *l = links; l; l = l->next) {
+            n++;
+            mem += sizeof(*l) + l->rcap + l->scap;
+        }
+        pthread_mutex_unlock(&cl_mu);
+    }
+    *conns = n;
+    return mem;
+}
+
 static void link_free(struct link *l)
 {
     for (struct link **pp = &links; *pp; pp = &(*pp)->next)

@@ -73,6 +73,9 @@ extern void (*cluster_deliver_publish)(int shard, const char *ch, size_t clen, c
 
 /* INFO cluster. */
 size_t cluster_info_section(char *buf, size_t cap);
+/* The bus's open links (*conns: INFO clients cluster_connections) and the
+ * bytes they hold (INFO memory mem_cluster_links); 0 without cluster. */
+size_t cluster_links_info(long *conns);
 
 /* CLUSTER, ASKING, READONLY, READWRITE (cluster.tab). */
 struct client;

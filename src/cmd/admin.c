@@ -334,7 +334,9 @@ static void info_clients(struct sbuf *b, struct client *c)
     }
     sb_printf(b, "# Clients\r\n");
     sb_printf(b, "connected_clients:%d\r\n", atomic_load(&connected_clients));
-    sb_printf(b, "cluster_connections:0\r\n");
+    long cl_conns;
+    cluster_links_info(&cl_conns);
+    sb_printf(b, "cluster_connections:%ld\r\n", cl_conns);
     sb_printf(b, "maxclients:%lld\r\n", cfg.maxclients);
     sb_printf(b, "client_recent_max_input_buffer:%zu\r\n", max_in);
     sb_printf(b, "client_recent_max_output_buffer:%zu\r\n", max_out);

@@ -1,4 +1,5 @@
 /* memstats.c - see memstats.h. */
+#include "../cluster/cluster.h"
 #include "memstats.h"
 
 #include "../persist/repl.h"
@@ -115,14 +116,15 @@ void mem_overhead_get(struct mem_overhead *mh, const struct ks_usage *u)
     /* The replication buffer (persist/repl.c), split as Redis 7 splits its
      * shared buffer: what lies beyond repl-backlog-size only for replicas
      * that have not read it is theirs (mem_clients_slaves), the rest is the
-     * backlog; both are overhead.  No cluster links. */
+     * backlog; both are overhead, as are the cluster bus's links. */
     mh->repl_total = repl_buffer_bytes();
     mh->clients_slaves = repl_buffer_not_counted();
     if (mh->clients_slaves > mh->repl_total)
         mh->clients_slaves = mh->repl_total;
     mh->repl_backlog = mh->repl_total - mh->clients_slaves;
-    mh->cluster_links = 0;
-    total += mh->repl_total;
+    long conns;
+    mh->cluster_links = cluster_links_info(&conns);
+    total += mh->repl_total + mh->cluster_links;
 
     mh->clients_normal = clients_mem_total();
     total += mh->clients_normal;

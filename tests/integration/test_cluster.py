@@ -253,6 +253,10 @@ def test_create_route_and_commands(six):
     assert ok, out
     masters, reps = masters_replicas(ns)
     assert len(masters) == 3 and len(reps) == 3
+    # INFO: the bus's links (one each way with each of the 5 others, as
+    # Redis estimates it) and their buffers.
+    info = ns[0].c().info()
+    assert 5 <= info["cluster_connections"] <= 12 and info["mem_cluster_links"] > 0
     n, slot = owner_of(ns, "foo")
     assert slot == 12182
     other = next(m for m in masters if m is not n)
