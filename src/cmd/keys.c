@@ -958,8 +958,10 @@ void swapdb_command(struct client *c)
     }
     prop_dirty_add(1); /* fed as it is (all locks held) */
     if (a != b) {
-        db_swap((int)a, (int)b);
+        /* WATCH looks at both databases as they are before the swap (what
+         * each watched key had, what it gets), as Redis does. */
         signal_swapdb((int)a, (int)b);
+        db_swap((int)a, (int)b);
         /* Clients blocked in either database now see other values. */
         blocking_signal_db((int)a);
         blocking_signal_db((int)b);

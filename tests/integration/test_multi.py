@@ -670,3 +670,30 @@ def test_info_counts_watched_keys_and_watching_clients(server, c):
         time.sleep(0.01)
     assert counts() == (0, 0)
     b.close()
+
+
+def test_swapdb_bringing_a_stale_key_over_a_missing_watched_key_is_no_change(server, c):
+    # WATCH compares each database before the swap with what it gets: a
+    # missing key replaced by an expired one has not changed (Redis 7.0+).
+    d = conn(server)
+    assert c.call("DEBUG", "SET-ACTIVE-EXPIRE", "0") == "OK"
+    try:
+        c.call("FLUSHALL")
+        c.call("SET", "x", "foo", "PX", "1")
+        time.sleep(0.01)
+        d.call("SELECT", "1")
+        assert d.call("WATCH", "x") == "OK"
+        assert c.call("SWAPDB", "0", "1") == "OK"
+        assert d.call("MULTI") == "OK" and d.call("PING") == "QUEUED"
+        assert d.call("EXEC") == ["PONG"]
+        # A live key replacing a missing watched one is a change.
+        c.call("FLUSHALL")
+        c.call("SET", "x", "live")
+        assert d.call("WATCH", "x") == "OK"
+        assert c.call("SWAPDB", "0", "1") == "OK"
+        assert d.call("MULTI") == "OK" and d.call("PING") == "QUEUED"
+        assert d.call("EXEC") is None
+    finally:
+        c.call("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+        c.call("FLUSHALL")
+    d.close()
