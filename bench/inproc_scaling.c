@@ -51,8 +51,11 @@
  *     build/inproc-scaling [SECS] [NKEYS]       (env SECS / NKEYS too)
  *
  * Argument beats environment beats default (SECS 3, NKEYS 100000).
- * ROUNDS (default 3): pairs of T=1 and T=2 phases, each on an emptied
- * keyspace; the ratio printed last is the median of the rounds' ratios.
+ * MAXT (default 2, at most 64): the thread counts run are 1, 2, 4, ... up
+ * to MAXT (powers of two only), for a many-core machine.
+ * ROUNDS (default 3): rounds of one phase per thread count, each on an
+ * emptied keyspace; for each T the ratio printed at the end is the median
+ * of the rounds' ratios T/1.
  * MODE: mix (SET k then GET k, default), set (SET only) or get (GET only). */
 #include <errno.h>
 #include <pthread.h>
@@ -81,7 +84,7 @@
 #include "proto/resp.h"
 #include "server.h"
 
-#define MAXT 2          /* thread counts measured: 1 .. MAXT */
+#define MAXT_LIMIT 64  /* the most threads MAXT may ask for */
 #define VLEN 16         /* value length */
 #define KEYMAX 32       /* room for one key name */
 #define STOP_CHECK 64   /* SET/GET pairs between looks at the stop flag */
@@ -393,10 +396,10 @@ static int allowed_cpus(int *cpus, int max)
 
 static double run_phase(struct worker *ws, int T, size_t nkeys, long secs, int *failed)
 {
-    struct bthread th[MAXT];
-    pthread_t tids[MAXT];
-    int cpus[MAXT];
-    int ncpu = allowed_cpus(cpus, MAXT);
+    struct bthread th[MAXT_LIMIT];
+    pthread_t tids[MAXT_LIMIT];
+    int cpus[MAXT_LIMIT];
+    int ncpu = allowed_cpus(cpus, MAXT_LIMIT);
 
     memset(th, 0, sizeof(th));
     make_keys(th, T, nkeys);
@@ -453,38 +456,56 @@ int main(int argc, char **argv)
     long secs = env_or_arg(argc, argv, 1, "SECS", 3);
     long nkeys = env_or_arg(argc, argv, 2, "NKEYS", 100000);
     int failed = 0;
-    double rate[MAXT + 1];
+    int maxt = (int)env_or_arg(0, argv, 0, "MAXT", 2);
+    if (maxt < 2 || maxt > MAXT_LIMIT) {
+        fprintf(stderr, "inproc-scaling: MAXT is 2 .. %d\n", MAXT_LIMIT);
+        return 2;
+    }
+    /* thread counts: powers of two up to MAXT (a power of two divides the
+     * slot count, so SPLIT=ranges gives every thread as many slots) */
+    int tcount[8], nt = 0;
+    for (int T = 1; T <= maxt; T *= 2)
+        tcount[nt++] = T;
+    double rate[MAXT_LIMIT + 1];
 
     global_setup();
-    struct worker *ws = workers_setup(MAXT);
+    struct worker *ws = workers_setup(tcount[nt - 1]);
     printf("inproc-scaling: SET/GET alternating through cmd_execute, %ld s per run, %ld keys per thread, "
            "%d-byte values, %ld CPUs online\n",
            secs, nkeys, VLEN, sysconf(_SC_NPROCESSORS_ONLN));
-    /* ROUNDS pairs (default 3), T=1 then T=2, each phase on an empty
-     * keyspace (so both preload the same number of keys per thread); the
-     * ratio reported is the median of the rounds' ratios (the machine is
-     * shared: one CPU's speed can change between phases). */
+    /* ROUNDS (default 3): each runs T = 1, 2, 4, ... in turn, each phase on
+     * an empty keyspace (so all preload the same number of keys per
+     * thread); the ratio reported for each T is the median of the rounds'
+     * ratios T/1 (the machine is shared: one CPU's speed can change between
+     * phases). */
     long rounds = env_or_arg(0, argv, 3, "ROUNDS", 3);
     if (rounds < 1 || rounds > 99)
         rounds = 3;
-    double ratios[100];
+    static double ratios[8][100];
     for (long r = 0; r < rounds; r++) {
-        for (int T = 1; T <= MAXT; T++) {
+        for (int k = 0; k < nt; k++) {
+            int T = tcount[k];
             db_flush(0);
             rate[T] = run_phase(ws, T, (size_t)nkeys, secs, &failed);
         }
-        ratios[r] = rate[1] > 0 ? rate[2] / rate[1] : 0.0;
-        printf("round %ld: ratio T=2/T=1 %.3f\n", r + 1, ratios[r]);
-    }
-    for (long i = 1; i < rounds; i++)
-        for (long j = i; j > 0 && ratios[j - 1] > ratios[j]; j--) {
-            double x = ratios[j];
-            ratios[j] = ratios[j - 1];
-            ratios[j - 1] = x;
+        for (int k = 1; k < nt; k++) {
+            int T = tcount[k];
+            ratios[k][r] = rate[1] > 0 ? rate[T] / rate[1] : 0.0;
+            printf("round %ld: ratio T=%d/T=1 %.3f\n", r + 1, T, ratios[k][r]);
         }
-    printf("ratio T=2/T=1: %.3f (median of %ld rounds)\n", ratios[rounds / 2], rounds);
+    }
+    for (int k = 1; k < nt; k++) {
+        double *rt = ratios[k];
+        for (long i = 1; i < rounds; i++)
+            for (long j = i; j > 0 && rt[j - 1] > rt[j]; j--) {
+                double x = rt[j];
+                rt[j] = rt[j - 1];
+                rt[j - 1] = x;
+            }
+        printf("ratio T=%d/T=1: %.3f (median of %ld rounds)\n", tcount[k], rt[rounds / 2], rounds);
+    }
     unsigned long long errs = 0;
-    for (int i = 0; i < MAXT; i++)
+    for (int i = 0; i < tcount[nt - 1]; i++)
         errs += ws[i].stats.errors;
     if (errs) {
         fprintf(stderr, "inproc-scaling: %llu error replies counted by cmd_execute\n", errs);

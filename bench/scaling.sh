@@ -27,7 +27,9 @@
 # usage: bench/scaling.sh [-o REPORT.md]
 #   THREADS, TESTS (get1 get16 set1 set16 evalsha16 fcall16), SECS (5), KEYS
 #   (1000000), CONNS, HOTKV_BIN (build/hotkv-server), GEN_BIN
-#   (build/hotkv-benchmark), REDIS_BIN (redis-server), VALKEY_SERVER (none)
+#   (build/hotkv-benchmark), REDIS_BIN (redis-server), VALKEY_SERVER (none),
+#   HOTKV_REV (the revision the report names; default from git), KEEP=1
+#   (keep the scratch dir with the servers' logs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=
@@ -51,6 +53,9 @@ SECS=${SECS:-5} KEYS=${KEYS:-1000000}
 HOTKV=$(realpath "${HOTKV_BIN:-build/hotkv-server}") GEN=$(realpath "${GEN_BIN:-build/hotkv-benchmark}")
 REDIS=${REDIS_BIN:-redis-server} VALKEY=${VALKEY_SERVER:-}
 RCLI=redis-cli PY=/usr/bin/python3
+[ -x "$PY" ] || PY=$(command -v python3) || die "no python3"
+# the revision measured: HOTKV_REV when the tree is a copy without git
+REV=${HOTKV_REV:-$( { git rev-parse --short HEAD && { git diff --quiet || echo ', tree modified'; }; } 2>/dev/null | tr -d '\n' || true)}
 [ -x "$HOTKV" ] || die "no $HOTKV (make first)"
 [ -x "$GEN" ] || die "no $GEN (make first)"
 command -v "$REDIS" >/dev/null || die "no $REDIS"
@@ -129,7 +134,7 @@ one_server redis redis 1 "$REDIS"
 SVG=
 [ -n "$OUT" ] && SVG=${OUT%.md}.svg
 "$PY" - "$RES" "$NCPU" "$S" "$GEN_CORES" "$GEN_THREADS" "$SECS" "$KEYS" "$TESTS" "${SVG:-}" \
-    "$(git rev-parse --short HEAD)$(git diff --quiet || echo ', tree modified')" "$($REDIS --version | awk '{print $3}')" \
+    "${REV:-unknown}" "$($REDIS --version | awk '{print $3}')" \
     "${VALKEY:+$($VALKEY --version | awk '{print $3}')}" "$(cut -d' ' -f1-3 /proc/loadavg)" >"$W/report.md" <<'PYEOF'
 import sys
 res, ncpu, s, gcores, gthreads, secs, keys, tests, svg, rev, rver, vver, load = sys.argv[1:14]
