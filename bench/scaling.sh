@@ -22,7 +22,9 @@
 # Output: a Markdown report (-o FILE, else stdout) with requests/s per test
 # and server, HotKV's speed-up over its own 1-thread figure and its ratio to
 # redis-server, and an SVG plot of requests/s against threads next to it
-# (FILE with .svg for .md).  On 16 cores the default run takes about 5 min.
+# (FILE with .svg for .md).  On 16 cores the default run took 289 s
+# (docs/benchmarks/scaling-16core-2026-12-04.md).  Cells where hotkv-benchmark
+# reports its own threads saturated are marked *; p99 latencies are tabled too.
 #
 # usage: bench/scaling.sh [-o REPORT.md]
 #   THREADS, TESTS (get1 get16 set1 set16 evalsha16 fcall16), SECS (5), KEYS
@@ -117,10 +119,11 @@ one_server() {
             --test-time "$SECS" "${args[@]}" --json "$W/$label-$test.json" -q >/dev/null 2>>"$W/gen.err" ||
             die "hotkv-benchmark failed ($label $test)"
         local rps errs
-        read -r rps errs < <("$PY" -c 'import json,sys; s=json.load(open(sys.argv[1]))["steps"][0]; print(int(s["achieved_rps"]), s["errors"] + s["error_replies"])' "$W/$label-$test.json")
+        local rps errs p99 gcpu sat
+        read -r rps errs p99 gcpu sat < <("$PY" -c 'import json,sys; s=json.load(open(sys.argv[1]))["steps"][0]; print(int(s["achieved_rps"]), s["errors"] + s["error_replies"], s["p99_ms"], round(s["generator_cpu_pct"]), int(bool(s["generator_saturated"])))' "$W/$label-$test.json")
         [ "$errs" = 0 ] || die "$label $test: $errs errors"
-        log "$label $test: $rps requests/s"
-        echo "$kind $t $test $rps" >>"$RES"
+        log "$label $test: $rps requests/s, p99 $p99 ms, load generator at $gcpu% CPU"
+        echo "$kind $t $test $rps $p99 $gcpu $sat" >>"$RES"
     done
     stop_server "$pid"
 }
@@ -139,10 +142,13 @@ SVG=
 import sys
 res, ncpu, s, gcores, gthreads, secs, keys, tests, svg, rev, rver, vver, load = sys.argv[1:14]
 tests = tests.split()
-data = {}
+data, lat, saturated = {}, {}, set()
 for line in open(res):
-    kind, t, test, rps = line.split()
+    kind, t, test, rps, p99, gcpu, sat = line.split()
     data[(kind, int(t), test)] = int(rps)
+    lat[(kind, int(t), test)] = float(p99)
+    if sat == "1":
+        saturated.add((kind, int(t), test))
 threads = sorted({t for (k, t, _) in data if k == "hotkv"})
 kinds = ["hotkv"] + (["valkey"] if any(k == "valkey" for (k, _, _) in data) else [])
 names = {"get1": "GET, pipeline 1", "get16": "GET, pipeline 16", "set1": "SET, pipeline 1",
@@ -166,9 +172,10 @@ print(hdr)
 print("|---" * (hdr.count("|") - 1) + "|")
 for test in tests:
     row = [names.get(test, test)]
-    row += ["%d" % data.get(("hotkv", t, test), 0) for t in threads]
+    cell = lambda k: "%d%s" % (data.get(k, 0), "*" if k in saturated else "")
+    row += [cell(("hotkv", t, test)) for t in threads]
     if "valkey" in kinds:
-        row += ["%d" % data.get(("valkey", t, test), 0) for t in threads]
+        row += [cell(("valkey", t, test)) for t in threads]
     r = data.get(("redis", 1, test), 0)
     best = max(data.get(("hotkv", t, test), 0) for t in threads)
     one = data.get(("hotkv", threads[0], test), 0)
@@ -176,6 +183,23 @@ for test in tests:
     row += ["%d" % r, "%.2fx" % (best / r if r else 0), "%.2fx" % (last / one if one else 0)]
     print("| " + " | ".join(row) + " |")
 print("\nRequests/s of one %s s run per cell (closed loop, no warm-up beyond the preload)." % secs)
+if saturated:
+    print("\n\\* the load generator's threads were saturated (hotkv-benchmark's own measure): the server "
+          "could do more than this figure says.")
+print("\np99 latency (ms) of the same runs:\n")
+hdr2 = "| test | " + " | ".join("HotKV %d thr" % t for t in threads)
+if "valkey" in kinds:
+    hdr2 += " | " + " | ".join("Valkey %d io-thr" % t for t in threads)
+hdr2 += " | redis-server |"
+print(hdr2)
+print("|---" * (hdr2.count("|") - 1) + "|")
+for test in tests:
+    row = [names.get(test, test)]
+    row += ["%.3f" % lat.get(("hotkv", t, test), 0) for t in threads]
+    if "valkey" in kinds:
+        row += ["%.3f" % lat.get(("valkey", t, test), 0) for t in threads]
+    row += ["%.3f" % lat.get(("redis", 1, test), 0)]
+    print("| " + " | ".join(row) + " |")
 if svg:
     print("\n![requests/s against threads](%s)" % svg.rsplit("/", 1)[-1])
     # A small SVG line chart of our own: one line per test for HotKV (and
@@ -222,7 +246,7 @@ if svg:
     out.append('<text x="%d" y="%d">square: redis-server (1 thread)</text>' % (W - R + 15, ly + 28))
     out.append('</svg>')
     open(svg, "w").write("\n".join(out) + "\n")
-print("\nEvery run (server, threads, test, requests/s):\n\n```")
+print("\nEvery run (server, threads, test, requests/s, p99 ms, load generator CPU %, saturated):\n\n```")
 print(open(res).read().rstrip())
 print("```")
 PYEOF
