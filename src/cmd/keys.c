@@ -131,7 +131,7 @@ static void rename_generic(struct client *c, int nx)
     e = db_get_idx(c->db, s1, c->argv[1], c->argvlen[1], LK_NOSTATS | LK_NOTOUCH | LK_NOEXPIRE, &idx);
     hk_free(db_unlink(c->db, s1, idx));
     KEY_SIGNAL(c, 1);
-    KEY_SIGNAL(c, 2);
+    KEY_SIGNAL_ND(c, 2); /* a rename is one change, as Redis */
     KEY_EVENT(c, 1, NOTIFY_GENERIC, "rename_from");
     KEY_EVENT(c, 2, NOTIFY_GENERIC, "rename_to");
     if (nx)
@@ -241,7 +241,7 @@ void move_command(struct client *c)
     db_add((int)v, s, e);
     signal_key_ready((int)v, s, c->argv[1], c->argvlen[1]);
     signal_modified_key(c, c->db, s, c->argv[1], c->argvlen[1]);
-    signal_modified_key(c, (int)v, s, c->argv[1], c->argvlen[1]);
+    signal_modified_key_nd(c, (int)v, s, c->argv[1], c->argvlen[1]); /* a move is one change, as Redis */
     notify_keyspace_event(NOTIFY_GENERIC, "move_from", c->argv[1], c->argvlen[1], c->db);
     notify_keyspace_event(NOTIFY_GENERIC, "move_to", c->argv[1], c->argvlen[1], (int)v);
     reply_int(&c->out, 1);

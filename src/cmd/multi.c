@@ -604,6 +604,14 @@ void signal_modified_key(struct client *c, int db, unsigned slot, const char *ke
 {
     if (c)
         prop_dirty_add(1); /* a client's write (c NULL: an expiry, which Redis does not count) */
+    signal_modified_key_nd(c, db, slot, key, klen);
+}
+
+/* The same without the change count: for a command that counts its changes
+ * itself, as Redis does (elements pushed or removed, LMOVE's two keys as
+ * one change). */
+void signal_modified_key_nd(struct client *c, int db, unsigned slot, const char *key, size_t klen)
+{
     tracking_invalidate_key(c, db, slot, key, klen);
     if (atomic_load_explicit(&nwatchers, memory_order_relaxed) == 0)
         return;

@@ -19,6 +19,7 @@
  * Caller holds the key's slot lock.  Marks WATCHing clients dirty and
  * invalidates CLIENT TRACKING caches.  c may be NULL (expiry, eviction). */
 void signal_modified_key(struct client *c, int db, unsigned slot, const char *key, size_t klen);
+void signal_modified_key_nd(struct client *c, int db, unsigned slot, const char *key, size_t klen);
 /* FLUSHDB (db) / FLUSHALL (db = -1): caller holds all locks and calls this
  * BEFORE the data is removed. */
 void signal_flushed_db(struct client *c, int db);

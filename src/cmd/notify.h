@@ -67,6 +67,8 @@ static inline int notify_enabled(int type)
  * signalModifiedKey() (WATCH, tracking) and the event.  c's slot for
  * argv[ki] is held. */
 #define KEY_SIGNAL(c, ki) signal_modified_key((c), (c)->db, kslot((c), (ki)), (c)->argv[(ki)], (c)->argvlen[(ki)])
+/* KEY_SIGNAL without the change count (the caller adds its own). */
+#define KEY_SIGNAL_ND(c, ki) signal_modified_key_nd((c), (c)->db, kslot((c), (ki)), (c)->argv[(ki)], (c)->argvlen[(ki)])
 #define KEY_MODIFIED(c, ki, type, event)                                                                      \
     do {                                                                                                      \
         KEY_SIGNAL((c), (ki));                                                                                \

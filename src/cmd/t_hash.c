@@ -184,6 +184,7 @@ static void hset_generic(struct client *c, int hmset)
     hfe_sync(c, e);
     hattach(c, e);
     KEY_MODIFIED(c, 1, NOTIFY_HASH, "hset");
+    prop_dirty_add((unsigned long long)(c->argc - 2) / 2 - 1); /* one change per field given, as Redis */
     if (hmset)
         reply_ok(&c->out);
     else
@@ -280,6 +281,7 @@ void hdel_command(struct client *c)
         if (deleted) {
             hafter_delete(c, &e);
             KEY_MODIFIED(c, 1, NOTIFY_HASH, "hdel");
+            prop_dirty_add((unsigned long long)deleted - 1); /* one change per field deleted, as Redis */
             if (!e)
                 KEY_EVENT(c, 1, NOTIFY_GENERIC, "del");
         }

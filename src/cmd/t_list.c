@@ -77,17 +77,19 @@ static int after_removal(struct client *c, int i, struct entry *e)
     return 0;
 }
 
-/* Redis's order after elements left the list at argv[i] (pops, LREM,
+/* Redis's order after n elements left the list at argv[i] (pops, LREM,
  * LTRIM): the event, the key deleted when empty ("del"), then the WATCH /
- * tracking signal.  1 if the key was deleted. */
-static int removed_event(struct client *c, int i, struct entry *e, const char *event)
+ * tracking signal.  Counts n changes, as Redis (LTRIM of nothing: none).
+ * 1 if the key was deleted. */
+static int removed_event(struct client *c, int i, struct entry *e, const char *event, size_t n)
 {
     int del;
     KEY_EVENT(c, i, NOTIFY_LIST, event);
     del = after_removal(c, i, e);
     if (del)
         KEY_EVENT(c, i, NOTIFY_GENERIC, "del");
-    KEY_SIGNAL(c, i);
+    KEY_SIGNAL_ND(c, i);
+    prop_dirty_add(n);
     return del;
 }
 
@@ -147,12 +149,13 @@ static void pop_one_reply(struct client *c, struct entry *e, int where)
 }
 
 /* Pop up to count elements from an end, replying them as an array in
- * pop order. */
-static void pop_many_reply(struct client *c, struct entry *e, int where, long long count)
+ * pop order.  Returns how many it popped. */
+static size_t pop_many_reply(struct client *c, struct entry *e, int where, long long count)
 {
     size_t len = list_length(e), n = (unsigned long long)count > len ? len : (size_t)count;
     reply_elems(c, e, where == LHEAD ? 0 : -1, n, where == LHEAD);
     list_del_range(e, where == LHEAD ? 0 : len - n, n);
+    return n;
 }
 
 static int parse_where(struct client *c, int i, int *where)
@@ -189,6 +192,7 @@ static void push_generic(struct client *c, int where, int xx)
     list_grow_check(e, bytes, (size_t)c->argc - 2);
     reply_int(&c->out, (long long)list_push_many(e, where, c->argv + 2, c->argvlen + 2, c->argc - 2));
     KEY_MODIFIED(c, 1, NOTIFY_LIST, push_event(where));
+    prop_dirty_add((unsigned long long)c->argc - 3); /* one change per element, as Redis */
     signal_key_ready(c->db, kslot(c, 1), c->argv[1], c->argvlen[1]);
 }
 
@@ -239,11 +243,12 @@ static void pop_generic(struct client *c, int where)
         reply_array(&c->out, 0);
         return;
     }
+    size_t n = 1;
     if (count < 0)
         pop_one_reply(c, e, where);
     else
-        pop_many_reply(c, e, where, count);
-    removed_event(c, 1, e, pop_event(where));
+        n = pop_many_reply(c, e, where, count);
+    removed_event(c, 1, e, pop_event(where), n);
 }
 
 void lpop_command(struct client *c)
@@ -480,7 +485,7 @@ void lrem_command(struct client *c)
     }
     list_iter_end(&it);
     if (removed)
-        removed_event(c, 1, e, "lrem");
+        removed_event(c, 1, e, "lrem", (size_t)removed);
     reply_int(&c->out, removed);
 }
 
@@ -509,7 +514,7 @@ void ltrim_command(struct client *c)
     list_del_range(e, 0, (size_t)ltrim);
     if (rtrim)
         list_del_range(e, (size_t)(len - ltrim - rtrim), (size_t)rtrim);
-    removed_event(c, 1, e, "ltrim");
+    removed_event(c, 1, e, "ltrim", (size_t)(ltrim + rtrim));
     reply_ok(&c->out);
 }
 
@@ -563,11 +568,13 @@ static void lmove_generic(struct client *c, int from, int to)
         dst = create_list(c, 2);
     list_grow_check(dst, bytes, 1);
     list_push(dst, to, val, vlen);
-    KEY_MODIFIED(c, 2, NOTIFY_LIST, push_event(to));
+    /* the destination's signal counts no change: the move is one, as Redis */
+    KEY_SIGNAL_ND(c, 2);
+    KEY_EVENT(c, 2, NOTIFY_LIST, push_event(to));
     reply_bulk(&c->out, val, vlen);
     hk_free(heap);
     signal_key_ready(c->db, kslot(c, 2), c->argv[2], c->argvlen[2]);
-    removed_event(c, 1, src, pop_event(from));
+    removed_event(c, 1, src, pop_event(from), 1);
     if (c->cmd->flags & CMD_BLOCKING) {
         /* BLMOVE / BRPOPLPUSH served (now or for a blocked client): LMOVE. */
         prop_prevent();
@@ -610,11 +617,12 @@ static int serve_pop(struct client *c, int first, int n, int where, long long co
             continue;
         reply_array(&c->out, 2);
         reply_bulk(&c->out, c->argv[i], c->argvlen[i]);
+        size_t popped = 1;
         if (count < 0)
             pop_one_reply(c, e, where);
         else
-            pop_many_reply(c, e, where, count);
-        removed_event(c, i, e, pop_event(where));
+            popped = pop_many_reply(c, e, where, count);
+        removed_event(c, i, e, pop_event(where), popped);
         /* Fed as the plain pop of the key served (BLPOP -> LPOP key,
          * [B]LMPOP -> LPOP key count), as Redis. */
         prop_prevent();

@@ -130,8 +130,10 @@ void sadd_command(struct client *c)
     } else {
         db_add(c->db, kslot(c, 1), set_entry_new(c->argv[1], c->argvlen[1], o.p, o.enc));
     }
-    if (added)
+    if (added) {
         KEY_MODIFIED(c, 1, NOTIFY_SET, "sadd");
+        prop_dirty_add((unsigned long long)added - 1); /* one change per member added, as Redis */
+    }
     reply_int(&c->out, added);
 }
 
@@ -167,6 +169,7 @@ void srem_command(struct client *c)
         sattach(c, 1, idx, e, was);
     if (deleted) {
         KEY_MODIFIED(c, 1, NOTIFY_SET, "srem");
+        prop_dirty_add((unsigned long long)deleted - 1); /* one change per member removed, as Redis */
         if (gone)
             KEY_EVENT(c, 1, NOTIFY_GENERIC, "del");
     }
@@ -411,7 +414,8 @@ void spop_command(struct client *c)
         } else {
             spop_some(c, e, idx, (size_t)count);
         }
-        KEY_SIGNAL(c, 1);
+        KEY_SIGNAL_ND(c, 1);
+        prop_dirty_add((unsigned long long)count >= size ? size : (unsigned long long)count); /* per member, as Redis */
         return;
     }
     e = lookup_set_w(c, 1, &wrong, &idx);

@@ -41,6 +41,7 @@
 #include "commands.h"
 #include "multi.h"
 #include "notify.h"
+#include "../persist/prop.h"
 #include "../types/hash.h"
 #include "../types/list.h"
 #include "../types/set.h"
@@ -700,6 +701,7 @@ static int sort_attempt(struct sctx *x)
         /* A client blocked on the destination (BLPOP...) may be served. */
         signal_key_ready(c->db, dslot, c->argv[o->store], c->argvlen[o->store]);
         signal_modified_key(c, c->db, dslot, c->argv[o->store], c->argvlen[o->store]);
+        prop_dirty_add((unsigned long long)outlen - 1); /* one change per element stored, as Redis */
         notify_keyspace_event(NOTIFY_LIST, "sortstore", c->argv[o->store], c->argvlen[o->store], c->db);
     } else if (db_del(c->db, dslot, c->argv[o->store], c->argvlen[o->store])) {
         signal_modified_key(c, c->db, dslot, c->argv[o->store], c->argvlen[o->store]);

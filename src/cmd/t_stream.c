@@ -634,6 +634,7 @@ void xtrim_command(struct client *c)
     if (deleted) {
         notify_stream(c, 1, "xtrim");
         modified(c, 1);
+        prop_dirty_add((unsigned long long)deleted - 1); /* one change per entry, as Redis */
         prop_xadd_xtrim(c, &a, sptr(e), 0, NULL);
     }
     reply_int(&c->out, deleted);
@@ -664,6 +665,7 @@ void xdel_command(struct client *c)
     }
     if (deleted) {
         modified(c, 1);
+        prop_dirty_add((unsigned long long)deleted - 1); /* one change per entry, as Redis */
         notify_stream(c, 1, "xdel");
     }
     reply_int(&c->out, deleted);

@@ -391,8 +391,10 @@ signal:
         zattach(c, 1, idx, e, was);
     if (added)
         zsignal(c, 1);
-    if (added || updated)
+    if (added || updated) {
         KEY_MODIFIED(c, 1, NOTIFY_ZSET, incr ? "zincr" : "zadd");
+        prop_dirty_add((unsigned long long)(added + updated) - 1); /* per member added or updated, as Redis */
+    }
 out:
     if (scores != sbuf)
         hk_free(scores);
@@ -434,7 +436,8 @@ void zrem_command(struct client *c)
         KEY_EVENT(c, 1, NOTIFY_ZSET, "zrem");
         if (!e)
             KEY_EVENT(c, 1, NOTIFY_GENERIC, "del");
-        KEY_SIGNAL(c, 1);
+        KEY_SIGNAL_ND(c, 1);
+        prop_dirty_add((unsigned long long)deleted); /* per member removed, as Redis */
     }
     reply_int(&c->out, deleted);
 }
@@ -755,6 +758,7 @@ static void zremrange_generic(struct client *c, int type)
     if (deleted) {
         static const char *const ev[] = {NULL, "zremrangebyrank", "zremrangebyscore", "zremrangebylex"};
         KEY_MODIFIED(c, 1, NOTIFY_ZSET, ev[type]);
+        prop_dirty_add((unsigned long long)deleted - 1); /* per member removed, as Redis */
         if (gone)
             KEY_EVENT(c, 1, NOTIFY_GENERIC, "del");
     }
@@ -823,7 +827,8 @@ static void zpop_reply(struct client *c, int ki, struct entry *e, long idx, int 
         size_t was = zset_del_ends(e, where == ZP_MAX, n);
         zattach(c, ki, idx, e, was);
     }
-    KEY_SIGNAL(c, ki);
+    KEY_SIGNAL_ND(c, ki);
+    prop_dirty_add((unsigned long long)n); /* per member popped, as Redis */
 }
 
 static void zpop_minmax(struct client *c, int where)
