@@ -24,7 +24,8 @@
 # redis-server, and an SVG plot of requests/s against threads next to it
 # (FILE with .svg for .md).  On 16 cores the default run took 289 s
 # (docs/benchmarks/scaling-16core-2026-12-04.md).  Cells where hotkv-benchmark
-# reports its own threads saturated are marked *; p99 latencies are tabled too.
+# reports its own threads saturated are marked *; p99 latencies and the
+# server's CPU (cores busy, from /proc/PID/stat) are tabled too.
 #
 # usage: bench/scaling.sh [-o REPORT.md]
 #   THREADS, TESTS (get1 get16 set1 set16 evalsha16 fcall16), SECS (5), KEYS
@@ -80,6 +81,11 @@ LIB="#!lua name=scaling
 redis.register_function('rl', function(KEYS, ARGV) $SCRIPT end)"
 RES=$W/results.txt
 
+# utime + stime of process PID in clock ticks (/proc/PID/stat fields 14, 15;
+# the name field may hold spaces, so count from after its ')')
+HZ=$(getconf CLK_TCK)
+cpu_ticks() { local st; st=$(cat "/proc/$1/stat"); st=${st##*) }; set -- $st; echo $(( ${12} + ${13} )); }
+
 # one_server KIND LABEL THREADS ARGS... : start, preload, run every test, stop
 one_server() {
     local kind=$1 label=$2 t=$3; shift 3
@@ -115,15 +121,20 @@ one_server() {
             fcall16) args=(--command "FCALL rl 3 rl:{__rand_int__}:n rl:{__rand_int__}:v rl:{__rand_int__}:v x" -P 16) ;;
             *) die "unknown test $test" ;;
         esac
+        local c0 c1 t0 t1
+        c0=$(cpu_ticks "$pid") t0=$(date +%s%N)
         taskset -c "$GEN_CORES" "$GEN" -p "$port" --threads "$GEN_THREADS" -c "$conns" --key-space "$KEYS" \
             --test-time "$SECS" "${args[@]}" --json "$W/$label-$test.json" -q >/dev/null 2>>"$W/gen.err" ||
             die "hotkv-benchmark failed ($label $test)"
-        local rps errs
+        c1=$(cpu_ticks "$pid") t1=$(date +%s%N)
+        # the server's CPU over the run, in cores busy (user + system)
+        local scores
+        scores=$(awk -v d=$((c1 - c0)) -v hz="$HZ" -v ns=$((t1 - t0)) 'BEGIN { printf "%.2f", d / hz / (ns / 1e9) }')
         local rps errs p99 gcpu sat
         read -r rps errs p99 gcpu sat < <("$PY" -c 'import json,sys; s=json.load(open(sys.argv[1]))["steps"][0]; print(int(s["achieved_rps"]), s["errors"] + s["error_replies"], s["p99_ms"], round(s["generator_cpu_pct"]), int(bool(s["generator_saturated"])))' "$W/$label-$test.json")
         [ "$errs" = 0 ] || die "$label $test: $errs errors"
-        log "$label $test: $rps requests/s, p99 $p99 ms, load generator at $gcpu% CPU"
-        echo "$kind $t $test $rps $p99 $gcpu $sat" >>"$RES"
+        log "$label $test: $rps requests/s, p99 $p99 ms, server $scores cores busy, load generator at $gcpu% CPU"
+        echo "$kind $t $test $rps $p99 $gcpu $sat $scores" >>"$RES"
     done
     stop_server "$pid"
 }
@@ -142,9 +153,10 @@ SVG=
 import sys
 res, ncpu, s, gcores, gthreads, secs, keys, tests, svg, rev, rver, vver, load = sys.argv[1:14]
 tests = tests.split()
-data, lat, saturated = {}, {}, set()
+data, lat, busy, saturated = {}, {}, {}, set()
 for line in open(res):
-    kind, t, test, rps, p99, gcpu, sat = line.split()
+    kind, t, test, rps, p99, gcpu, sat, score = line.split()
+    busy[(kind, int(t), test)] = float(score)
     data[(kind, int(t), test)] = int(rps)
     lat[(kind, int(t), test)] = float(p99)
     if sat == "1":
@@ -246,7 +258,19 @@ if svg:
     out.append('<text x="%d" y="%d">square: redis-server (1 thread)</text>' % (W - R + 15, ly + 28))
     out.append('</svg>')
     open(svg, "w").write("\n".join(out) + "\n")
-print("\nEvery run (server, threads, test, requests/s, p99 ms, load generator CPU %, saturated):\n\n```")
+print("\nServer CPU during the same runs, in cores busy (user + system time over the run's wall time; "
+      "a server with T threads can keep at most T busy, plus its helper threads):\n")
+print(hdr2)
+print("|---" * (hdr2.count("|") - 1) + "|")
+for test in tests:
+    row = [names.get(test, test)]
+    row += ["%.2f" % busy.get(("hotkv", t, test), 0) for t in threads]
+    if "valkey" in kinds:
+        row += ["%.2f" % busy.get(("valkey", t, test), 0) for t in threads]
+    row += ["%.2f" % busy.get(("redis", 1, test), 0)]
+    print("| " + " | ".join(row) + " |")
+print("\nEvery run (server, threads, test, requests/s, p99 ms, load generator CPU %, saturated, "
+      "server cores busy):\n\n```")
 print(open(res).read().rstrip())
 print("```")
 PYEOF
