@@ -198,20 +198,23 @@ print("\nRequests/s of one %s s run per cell (closed loop, no warm-up beyond the
 if saturated:
     print("\n\\* the load generator's threads were saturated (hotkv-benchmark's own measure): the server "
           "could do more than this figure says.")
-print("\np99 latency (ms) of the same runs:\n")
 hdr2 = "| test | " + " | ".join("HotKV %d thr" % t for t in threads)
 if "valkey" in kinds:
     hdr2 += " | " + " | ".join("Valkey %d io-thr" % t for t in threads)
 hdr2 += " | redis-server |"
-print(hdr2)
-print("|---" * (hdr2.count("|") - 1) + "|")
-for test in tests:
-    row = [names.get(test, test)]
-    row += ["%.3f" % lat.get(("hotkv", t, test), 0) for t in threads]
-    if "valkey" in kinds:
-        row += ["%.3f" % lat.get(("valkey", t, test), 0) for t in threads]
-    row += ["%.3f" % lat.get(("redis", 1, test), 0)]
-    print("| " + " | ".join(row) + " |")
+def per_run_table(values, fmt):
+    """One row per test, one column per server and thread count."""
+    print(hdr2)
+    print("|---" * (hdr2.count("|") - 1) + "|")
+    for test in tests:
+        row = [names.get(test, test)]
+        row += [fmt % values.get(("hotkv", t, test), 0) for t in threads]
+        if "valkey" in kinds:
+            row += [fmt % values.get(("valkey", t, test), 0) for t in threads]
+        row += [fmt % values.get(("redis", 1, test), 0)]
+        print("| " + " | ".join(row) + " |")
+print("\np99 latency (ms) of the same runs:\n")
+per_run_table(lat, "%.3f")
 if svg:
     print("\n![requests/s against threads](%s)" % svg.rsplit("/", 1)[-1])
     # A small SVG line chart of our own: one line per test for HotKV (and
@@ -260,15 +263,7 @@ if svg:
     open(svg, "w").write("\n".join(out) + "\n")
 print("\nServer CPU during the same runs, in cores busy (user + system time over the run's wall time; "
       "a server with T threads can keep at most T busy, plus its helper threads):\n")
-print(hdr2)
-print("|---" * (hdr2.count("|") - 1) + "|")
-for test in tests:
-    row = [names.get(test, test)]
-    row += ["%.2f" % busy.get(("hotkv", t, test), 0) for t in threads]
-    if "valkey" in kinds:
-        row += ["%.2f" % busy.get(("valkey", t, test), 0) for t in threads]
-    row += ["%.2f" % busy.get(("redis", 1, test), 0)]
-    print("| " + " | ".join(row) + " |")
+per_run_table(busy, "%.2f")
 print("\nEvery run (server, threads, test, requests/s, p99 ms, load generator CPU %, saturated, "
       "server cores busy):\n\n```")
 print(open(res).read().rstrip())
