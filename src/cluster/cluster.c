@@ -1483,8 +1483,11 @@ static void process_gossip(const unsigned char *h, int count, struct node *sende
 }
 
 /* The ping extensions (Redis 7.0's hostname; 7.2's human node name,
- * forgotten node and shard id).  Lengths were checked (expected_len). */
-static void process_exts(const unsigned char *h, size_t tot, int count, struct node *sender)
+ * forgotten node and shard id).  Lengths were checked (expected_len).
+ * h is l's read buffer: a forgotten-node extension that names the sender
+ * itself or the node that owns l is ignored, since deleting that node
+ * would free the sender or l (and h with it) while they are in use. */
+static void process_exts(const unsigned char *h, size_t tot, int count, struct node *sender, const struct link *l)
 {
     char host[256] = "", human[256] = "";
     const unsigned char *shard = NULL;
@@ -1509,7 +1512,8 @@ static void process_exts(const unsigned char *h, size_t tot, int count, struct n
             } else if (type == 2 && dl >= NAMELEN + 8) { /* forgotten node: name, ttl (s) */
                 sender->ext72 = 1;
                 struct node *f = lookup((const char *)d, NAMELEN);
-                if (f && f != myself && !((myself->flags & NF_SLAVE) && myself->master == f)) {
+                if (f && f != myself && f != sender && f->link != l && f->inbound != l &&
+                    !((myself->flags & NF_SLAVE) && myself->master == f)) {
                     uint64_t ttl = get64(d + NAMELEN);
                     if (ttl > 3600)
                         ttl = 3600;
@@ -1906,7 +1910,7 @@ static int process(struct link *l)
         }
         if (sender) {
             process_gossip(h, count, sender);
-            process_exts(h, tot, count, sender);
+            process_exts(h, tot, count, sender, l);
         }
     } else if (type == T_FAIL) {
         if (sender) {
