@@ -32,7 +32,9 @@
 # Environment: HOTKV_BIN (build/hotkv-server), REDIS_BIN (redis-server),
 #   REDIS8_SERVER (optional), N (2000000), R (3), KEYS (1000000),
 #   CG_N (100000), CG_KEYS (100000), SERVER_CPU / CLIENT_CPU (0 / 1), KEEP=1,
-#   NOPF (1), PAIR (1).
+#   NOPF (1), PAIR (1), CG (1; 0 skips step 2, for a machine without
+#   valgrind: the Ir columns then read "-"), HOTKV_REV (the revision the
+#   report names; default from git).
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT" || exit 1
@@ -66,12 +68,13 @@ else
     log "REDIS8_SERVER not set: comparing with Debian's redis-server only"
 fi
 TICK=$(getconf CLK_TCK)
+REV=${HOTKV_REV:-$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)}
 
 bin_of() { case $1 in hotkv|hotkv-nopf) echo "$HOTKV" ;; redis7) echo "$REDIS7" ;; redis8) echo "$REDIS8_SERVER" ;; esac; }
 version_of() {
     case $1 in
-        hotkv) echo "HotKV $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null), --threads 1" ;;
-        hotkv-nopf) echo "HotKV $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null), --threads 1, HOTKV_NO_PREFETCH=1" ;;
+        hotkv) echo "HotKV $REV, --threads 1" ;;
+        hotkv-nopf) echo "HotKV $REV, --threads 1, HOTKV_NO_PREFETCH=1" ;;
         *) "$(bin_of "$1")" --version | head -1 ;;
     esac
 }
@@ -149,6 +152,7 @@ if [ "${PAIR:-1}" = 1 ]; then
 fi
 
 for kind in "${KINDS[@]}"; do
+    if [ "${CG:-1}" = 0 ]; then IR[$kind,get]=-; IR[$kind,set]=-; continue; fi
     start "$kind" cg valgrind --tool=callgrind --callgrind-out-file="$W/cg-$kind.out" --collect-atstart=yes
     pid=$SRV_PID port=$SRV_PORT
     preload "$port" "$CG_KEYS"
@@ -198,7 +202,7 @@ report() {
             ou=$(echo "${USR[$kind,$t]}" | med); os=$(echo "${SYS[$kind,$t]}" | med)
             awk -v k="$kind" -v t="${t^^}" -v ht="${TOT[hotkv,$t]}" -v ot="${TOT[$kind,$t]}" -v hu="$hu" -v ou="$ou" \
                 -v hs="$hs" -v os="$os" -v hi="${IR[hotkv,$t]}" -v oi="${IR[$kind,$t]}" \
-                'BEGIN {printf "| %s | %s | %.2fx | %.2fx | %.2fx | %.2fx |\n", k, t, ot / ht, hu / ou, hs / os, hi / oi}'
+                'BEGIN {printf "| %s | %s | %.2fx | %.2fx | %.2fx | %s |\n", k, t, ot / ht, hu / ou, hs / os, hi == "-" ? "-" : sprintf("%.2fx", hi / oi)}'
         done
     done
     [ "${PAIR:-1}" = 1 ] || return 0

@@ -11,9 +11,10 @@
 # libraries are.
 #
 # Packed: build/hotkv-server, build/hotkv-benchmark, build/inproc-scaling
-# (bench/inproc_scaling.sh builds it), Debian's redis-server and redis-cli,
-# VALKEY_SERVER when it names a binary (a reference built by hand outside
-# the repo; never committed), and taskset as a fallback (.devkit/fb, last
+# (bench/inproc_scaling.sh builds it), Debian's redis-server, redis-cli and
+# redis-benchmark, VALKEY_SERVER and REDIS8_SERVER when they name a binary
+# (references built by hand outside the repo; never committed; Redis 8's
+# is packed as redis8-server), and taskset as a fallback (.devkit/fb, last
 # on PATH).  .devkit/ must be ignored (.git/info/exclude) and named in the
 # device run's `carry`.  Typical use:
 #
@@ -23,8 +24,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 K=.devkit
 git check-ignore -q "$K/x" || { echo "devkit.sh: $K/ is not ignored; add '/$K/' to .git/info/exclude" >&2; exit 1; }
-bins=(build/hotkv-server build/hotkv-benchmark build/inproc-scaling "$(command -v redis-server)" "$(command -v redis-cli)")
+# SOURCE[:NAME]: the binary, and the name it is packed under
+bins=(build/hotkv-server build/hotkv-benchmark build/inproc-scaling "$(command -v redis-server)" "$(command -v redis-cli)"
+      "$(command -v redis-benchmark)")
 [ -n "${VALKEY_SERVER:-}" ] && bins+=("$VALKEY_SERVER")
+[ -n "${REDIS8_SERVER:-}" ] && bins+=("$REDIS8_SERVER:redis8-server")
 rm -rf "$K"
 mkdir -p "$K/bin" "$K/lib" "$K/w" "$K/fb"
 wrapper() { # NAME DIR: a script that starts .devkit/bin/NAME through the packed loader
@@ -40,9 +44,10 @@ pack_libs() { # every library BIN loads, and the loader
         [ -f "$l" ] && cp -Ln "$l" "$K/lib/" 2>/dev/null || true
     done
 }
-for b in "${bins[@]}"; do
+for e in "${bins[@]}"; do
+    b=${e%%:*} n=$(basename "$b")
+    [ "$e" = "$b" ] || n=${e#*:}
     [ -x "$b" ] || { echo "devkit.sh: missing $b" >&2; exit 1; }
-    n=$(basename "$b")
     cp -L "$b" "$K/bin/$n"
     strip "$K/bin/$n"
     pack_libs "$b"

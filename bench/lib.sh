@@ -12,8 +12,9 @@ W=${W:-}
 # redis-server side by side under callgrind and redis-benchmark (acl.sh,
 # issue17.sh): CG_N (requests per callgrind run, a multiple of 16),
 # SERVER_CPU / CLIENT_CPU, HOTKV / REDIS (checked), RB, RCLI, PY, the tools
-# they need, the scratch dir W (with W/res), one-thread servers without
-# persistence, and client() to run a command on the client core.
+# they need (valgrind only unless CG=0), the scratch dir W (with W/res),
+# one-thread servers without persistence, and client() to run a command on
+# the client core.
 cg_bench_env() {
     W=$(mktemp -d "/tmp/hotkv-$1.XXXXXX")
     mkdir -p "$W/res"
@@ -24,8 +25,11 @@ cg_bench_env() {
     REDIS=$(command -v "${REDIS_BIN:-redis-server}") || die "redis-server not found"
     [ -x "$HOTKV" ] || die "HotKV binary not found: ${HOTKV_BIN:-build/hotkv-server} (make first)"
     RB=redis-benchmark; RCLI=redis-cli; PY=/usr/bin/python3
+    [ -x "$PY" ] || PY=$(command -v python3) || die "no python3"
     local t
-    for t in $RB $RCLI valgrind callgrind_control taskset; do command -v $t >/dev/null || die "missing tool: $t"; done
+    local need="$RB $RCLI taskset"
+    [ "${CG:-1}" = 0 ] || need+=" valgrind callgrind_control"
+    for t in $need; do command -v $t >/dev/null || die "missing tool: $t"; done
     HOTKV_EXTRA=(--threads 1 --save "")
     REDIS_ARGS=(--save "" --appendonly no)
 }

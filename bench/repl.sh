@@ -23,7 +23,10 @@
 #      p99 over LAG_PROBES probes.
 # The master is pinned to core SERVER_CPU, the load generator and the
 # replicas to LOAD_CPU (a 2-core machine has no third core: the replicas'
-# work competes with the load generator alike for both kinds).
+# work competes with the load generator alike for both kinds).  On a larger
+# machine REPLICA_CPUS="a b" gives the replicas cores of their own (the
+# first replica of each step the first core, the second the second) and
+# LOAD_CPU may name several cores ("4-7") with GEN_THREADS load threads.
 # REPLICA_NICE (default 0) runs the replicas at that nice level, for both
 # kinds: with 19 the load generator keeps its core, which isolates the
 # master's own cost of feeding replicas from the replicas' CPU.  The lag
@@ -33,7 +36,8 @@
 #   KEYS (1000000), VSIZE (256), SECS (5), ROUNDS (3), LAG_RATE (50000),
 #   LAG_PROBES (300), REPLICA_NICE (0), WARM (2), HOTKV_BIN (build/hotkv-server), GEN_BIN
 #   (build/hotkv-benchmark), REDIS_BIN (redis-server), SERVER_CPU (0),
-#   LOAD_CPU (1)
+#   LOAD_CPU (1), REPLICA_CPUS (LOAD_CPU for each), GEN_THREADS (1),
+#   HOTKV_REV (the revision the report names; default from git)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=
@@ -51,9 +55,13 @@ LAG_RATE=${LAG_RATE:-50000} LAG_PROBES=${LAG_PROBES:-300} REPLICA_NICE=${REPLICA
 HZ=$(getconf CLK_TCK)
 # A replica cut at the output-buffer limit: HotKV's and redis-server's log lines.
 DROP_RE='over the replica output buffer|overcoming of output buffer limits'
-SERVER_CPU=${SERVER_CPU:-0} LOAD_CPU=${LOAD_CPU:-1}
+SERVER_CPU=${SERVER_CPU:-0} LOAD_CPU=${LOAD_CPU:-1} GEN_THREADS=${GEN_THREADS:-1}
+read -r -a RCPUS <<<"${REPLICA_CPUS:-$LOAD_CPU $LOAD_CPU}"
+[ "${#RCPUS[@]}" -ge 2 ] || RCPUS+=("${RCPUS[0]}")
+REV=${HOTKV_REV:-$( { git rev-parse --short HEAD && { git diff --quiet || echo ', tree modified'; }; } 2>/dev/null | tr -d '\n' || true)}
 HOTKV=$(realpath "${HOTKV_BIN:-build/hotkv-server}") GEN=$(realpath "${GEN_BIN:-build/hotkv-benchmark}")
 REDIS=${REDIS_BIN:-redis-server} RCLI=redis-cli PY=/usr/bin/python3
+[ -x "$PY" ] || PY=$(command -v python3) || die "no python3"
 [ -x "$HOTKV" ] || die "no $HOTKV (make first)"
 [ -x "$GEN" ] || die "no $GEN (make first)"
 command -v "$REDIS" >/dev/null || die "no $REDIS"
@@ -123,13 +131,13 @@ for round in $(seq "$ROUNDS"); do
         fi
         mport=$LAUNCHED_PORT mpid=$LAUNCHED_PID
         log "round $round $kind: loading $KEYS keys"
-        taskset -c "$LOAD_CPU" "$GEN" -p "$mport" -c 50 -P 64 --key-space "$KEYS" --key-pattern sequential \
+        taskset -c "$LOAD_CPU" "$GEN" -p "$mport" --threads "$GEN_THREADS" -c 50 -P 64 --key-space "$KEYS" --key-pattern sequential \
             --requests "$KEYS" --command 'SET key:__rand_int__ __data__' -d "$VSIZE" -q >/dev/null
         # 1. full sync time, diskless then disk-based
         for mode in diskless disk; do
             [ "$mode" = disk ] && $RCLI -p "$mport" CONFIG SET repl-diskless-sync no >/dev/null
             t0=$(date +%s.%N)
-            replica "$kind" "$LOAD_CPU" "r1-$kind-$round-$mode" "$mport"
+            replica "$kind" "${RCPUS[0]}" "r1-$kind-$round-$mode" "$mport"
             wait_synced "$LAUNCHED_PORT" "r1-$kind-$round-$mode"
             t1=$(date +%s.%N)
             sync_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b - a}')
@@ -142,17 +150,17 @@ for round in $(seq "$ROUNDS"); do
         pids=() ports=()
         for n in 0 1 2; do
             while [ "${#pids[@]}" -lt "$n" ]; do
-                replica "$kind" "$LOAD_CPU" "r$((${#pids[@]} + 2))-$kind-$round-$n" "$mport"
+                replica "$kind" "${RCPUS[${#pids[@]}]}" "r$((${#pids[@]} + 2))-$kind-$round-$n" "$mport"
                 pids+=("$LAUNCHED_PID") ports+=("$LAUNCHED_PORT")
                 wait_synced "$LAUNCHED_PORT" "replica"
             done
             # Warm-up: a sync just forked the master, and its first write to
             # each page of the dataset after that takes a fault.
-            [ "$WARM" -gt 0 ] && taskset -c "$LOAD_CPU" "$GEN" -p "$mport" -c 50 -P 16 --key-space "$KEYS" \
+            [ "$WARM" -gt 0 ] && taskset -c "$LOAD_CPU" "$GEN" -p "$mport" --threads "$GEN_THREADS" -c 50 -P 16 --key-space "$KEYS" \
                 --test-time "$WARM" --command 'SET key:__rand_int__ __data__' -d "$VSIZE" -q >/dev/null
             t0=$(awk '{print $14 + $15}' "/proc/$mpid/stat")
             d0=$(grep -c -E "$DROP_RE" "$W/m-$kind-$round.log" || true)
-            taskset -c "$LOAD_CPU" "$GEN" -p "$mport" -c 50 -P 16 --key-space "$KEYS" --test-time "$SECS" \
+            taskset -c "$LOAD_CPU" "$GEN" -p "$mport" --threads "$GEN_THREADS" -c 50 -P 16 --key-space "$KEYS" --test-time "$SECS" \
                 --command 'SET key:__rand_int__ __data__' -d "$VSIZE" --json "$W/tp.json" -q >/dev/null
             t1=$(awk '{print $14 + $15}' "/proc/$mpid/stat")
             d1=$(grep -c -E "$DROP_RE" "$W/m-$kind-$round.log" || true)
@@ -171,8 +179,8 @@ for round in $(seq "$ROUNDS"); do
         # replica on the core of the load generator and of the probe, which
         # polls it without pause, gets almost no CPU and falls seconds
         # behind (either kind); that measures the scheduler.
-        for t in /proc/"${pids[0]}"/task/*; do renice -n 0 -p "${t##*/}" >/dev/null; done
-        taskset -c "$LOAD_CPU" "$GEN" -p "$mport" -c 20 --key-space "$KEYS" --rate "$LAG_RATE" \
+        for t in /proc/"${pids[0]}"/task/*; do renice -n 0 -p "${t##*/}" >/dev/null 2>&1 || true; done
+        taskset -c "$LOAD_CPU" "$GEN" -p "$mport" --threads "$GEN_THREADS" -c 20 --key-space "$KEYS" --rate "$LAG_RATE" \
             --test-time $((LAG_PROBES / 100 + 3)) --command 'SET key:__rand_int__ __data__' -d "$VSIZE" -q \
             >/dev/null 2>&1 &
         gen_pid=$!
@@ -221,10 +229,12 @@ PYEOF
     done
 done
 
-"$PY" - "$RES" "$KEYS" "$VSIZE" "$SECS" "$ROUNDS" "$(git rev-parse --short HEAD)$(git diff --quiet || echo ', tree modified')" \
-    "$($REDIS --version | awk '{print $3}')" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$LAG_RATE" "$LAG_PROBES" "$REPLICA_NICE" >"$W/report.md" <<'PYEOF'
+"$PY" - "$RES" "$KEYS" "$VSIZE" "$SECS" "$ROUNDS" "$REV" \
+    "$($REDIS --version | awk '{print $3}')" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$LAG_RATE" "$LAG_PROBES" "$REPLICA_NICE" \
+    "master on core(s) $SERVER_CPU, load generator on $LOAD_CPU ($GEN_THREADS thread(s)), replicas on ${RCPUS[0]} and ${RCPUS[1]}" \
+    >"$W/report.md" <<'PYEOF'
 import statistics, sys
-res, keys, vsize, secs, rounds, rev, rver, ncpu, load, lag_rate, lag_probes, rnice = sys.argv[1:13]
+res, keys, vsize, secs, rounds, rev, rver, ncpu, load, lag_rate, lag_probes, rnice, placement = sys.argv[1:14]
 d = {}
 for line in open(res):
     r, kind, what, v = line.split()
@@ -233,7 +243,7 @@ med = lambda k: statistics.median(d[k]) if k in d else 0
 print("# Replication: HotKV -> HotKV against redis-server -> redis-server\n")
 print("Command: `bench/repl.sh` (KEYS=%s VSIZE=%s SECS=%s ROUNDS=%s REPLICA_NICE=%s; lag at LAG_RATE=%s SET/s, %s probes)  " % (keys, vsize, secs, rounds, rnice, lag_rate, lag_probes))
 print("HotKV %s `--threads 1` (master and replicas); redis-server %s (master and replicas).  Machine: %s cores, load %s at the end; "
-      "master on one core, load generator and replicas on the other.  Medians over %s rounds.\n" % (rev, rver, ncpu, load, rounds))
+      "%s.  Medians over %s rounds.\n" % (rev, rver, ncpu, load, placement, rounds))
 print("| measure | HotKV | redis-server | HotKV / redis |")
 print("|---|---|---|---|")
 for mode in ("diskless", "disk"):
