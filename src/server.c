@@ -29,6 +29,7 @@
 #include "cmd/pause.h"
 #include "cmd/pubsub.h"
 #include "cmd/repl.h"
+#include "cmd/shutdown.h"
 #include "config/config.h"
 #include "cmd/cmd.h"
 #include "db/object.h"
@@ -197,21 +198,55 @@ int server_main(int argc, char **argv)
     log_msg(LL_NOTICE, "Server initialized with %d worker threads", cfg.threads);
     log_msg(LL_NOTICE, "Ready to accept connections tcp");
 
+    /* A shutdown may first wait for lagging replicas (cmd/shutdown.h):
+     * then signals are looked for every 10 ms between polls of the wait. */
+    int waiting = 0, by_signal = 0;
     for (;;) {
-        if (sigwait(&set, &sig) != 0)
+        if (waiting) {
+            struct timespec ts = {0, 10 * 1000 * 1000};
+            sig = sigtimedwait(&set, NULL, &ts);
+            if (sig < 0) {
+                int r = shutdown_poll();
+                if (r > 0)
+                    break;
+                if (r < 0) /* SHUTDOWN ABORT */
+                    waiting = by_signal = 0;
+                continue;
+            }
+        } else if (sigwait(&set, &sig) != 0) {
             continue;
-        if (sig == SIGINT)
-            log_msg(LL_WARNING, "Received SIGINT scheduling shutdown...");
-        else
-            log_msg(LL_WARNING, "Received SIGTERM scheduling shutdown...");
-        /* shutdown-on-sigint / shutdown-on-sigterm: save / nosave
-         * override the save points (config/config.h). */
-        int fl = __atomic_load_n(sig == SIGINT ? &config_shutdown_on_sigint : &config_shutdown_on_sigterm, __ATOMIC_RELAXED);
-        if (!atomic_load(&shutdown_by_command) && (fl & (SHUTDOWN_FLAG_SAVE | SHUTDOWN_FLAG_NOSAVE)))
+        }
+        int by_cmd = atomic_exchange(&shutdown_by_command, 0);
+        if (!by_cmd)
+            log_msg(LL_WARNING, "Received %s scheduling shutdown...", sig == SIGINT ? "SIGINT" : "SIGTERM");
+        if (waiting) {
+            /* Already shutting down: a SHUTDOWN joins it; a SIGINT after
+             * a signal's shutdown is an impatient user (Redis). */
+            if (!by_cmd && sig == SIGINT && by_signal) {
+                log_msg(LL_WARNING, "You insist... exiting now.");
+                if (pidfile)
+                    unlink(pidfile);
+                _exit(1);
+            }
+            continue;
+        }
+        /* The SHUTDOWN command's flags, or shutdown-on-sigint /
+         * shutdown-on-sigterm's (config/config.h): save / nosave override
+         * the save points, now skips the wait for replicas. */
+        int fl = by_cmd ? atomic_load(&shutdown_cmd_flags)
+                        : __atomic_load_n(sig == SIGINT ? &config_shutdown_on_sigint : &config_shutdown_on_sigterm,
+                                          __ATOMIC_RELAXED);
+        if (!by_cmd && (fl & (SHUTDOWN_FLAG_SAVE | SHUTDOWN_FLAG_NOSAVE)))
             atomic_store(&shutdown_save_mode, (fl & SHUTDOWN_FLAG_SAVE) ? 1 : 0);
+        log_msg(LL_NOTICE, "User requested shutdown...");
+        if (shutdown_begin(fl)) {
+            waiting = 1;
+            by_signal = !by_cmd;
+            continue;
+        }
         break;
     }
-    log_msg(LL_WARNING, "User requested shutdown...");
+    shutdown_log_replicas();
     atomic_store(&server_shutdown, 1);
     cluster_stop();
     replica_stop();

@@ -45,6 +45,9 @@ struct config {
      * with NOREPLICAS while fewer replicas than the first acked within the
      * second (persist/repl.c counts them; 0 in either: off). */
     int min_replicas_to_write, min_replicas_max_lag;
+    /* shutdown-timeout (s): how long a shutdown waits for lagging
+     * replicas, writes paused (cmd/shutdown.c; 0: it does not wait). */
+    int shutdown_timeout;
     /* Replication, replica side (persist/replica.c): masterauth,
      * masteruser, replica-read-only, replica-serve-stale-data,
      * replica-ignore-maxmemory, replica-priority, replica-announce-ip /
@@ -134,6 +137,9 @@ extern struct config cfg;
 extern atomic_int server_shutdown;    /* set by SIGTERM/SHUTDOWN */
 /* SHUTDOWN SAVE (1) / NOSAVE (0) / by the save points (-1, SIGTERM). */
 extern atomic_int shutdown_save_mode;
+/* A shutdown's options: the SHUTDOWN command's (cmd/shutdown.c) and
+ * shutdown-on-sigint / shutdown-on-sigterm's (config/). */
+enum { SHUTDOWN_FLAG_SAVE = 1, SHUTDOWN_FLAG_NOSAVE = 2, SHUTDOWN_FLAG_NOW = 4, SHUTDOWN_FLAG_FORCE = 8 };
 extern long long server_start_ms;
 
 /* Install every hook between layers (server.c); main() calls it first,

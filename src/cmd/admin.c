@@ -69,6 +69,7 @@
 #include "pause.h"
 #include "persistence.h"
 #include "pubsub.h"
+#include "shutdown.h"
 #include "../cluster/cluster.h"
 #include "../persist/aof.h"
 #include "../persist/rdb.h"
@@ -302,6 +303,9 @@ static void info_server(struct sbuf *b)
     sb_printf(b, "executable:%s\r\n", exe);
     sb_printf(b, "config_file:%s\r\n", cfg.config_file ? cfg.config_file : "");
     sb_printf(b, "io_threads_active:0\r\n");
+    long long sd_left = shutdown_wait_left_ms(); /* only while a shutdown waits for replicas */
+    if (sd_left >= 0)
+        sb_printf(b, "shutdown_in_milliseconds:%lld\r\n", sd_left);
     /* HotKV: workers whose loop turns batch socket I/O in io_uring. */
     sb_printf(b, "io_uring_workers:%d\r\n", atomic_load(&io_uring_workers));
     /* Redis 7.2's listener line: one bind= per configured address. */
@@ -2344,59 +2348,4 @@ void module_command(struct client *c)
         };
         reply_help(c, lines, sizeof(lines) / sizeof(lines[0]));
     }
-}
-
-/* ----------------------------------------------------------- SHUTDOWN --- */
-void shutdown_command(struct client *c)
-{
-    int nosave = 0, save = 0, now = 0, force = 0, abort_req = 0;
-    for (int i = 1; i < c->argc; i++) {
-        if (arg_is(c, i, "nosave"))
-            nosave = 1;
-        else if (arg_is(c, i, "save"))
-            save = 1;
-        else if (arg_is(c, i, "now"))
-            now = 1;
-        else if (arg_is(c, i, "force"))
-            force = 1;
-        else if (arg_is(c, i, "abort"))
-            abort_req = 1;
-        else {
-            reply_error(&c->out, ERR_SYNTAX);
-            return;
-        }
-    }
-    if ((abort_req && (nosave || save || now || force)) || (nosave && save)) {
-        reply_error(&c->out, ERR_SYNTAX);
-        return;
-    }
-    if (abort_req) {
-        /* A HotKV shutdown starts at once and has no waiting phase (no
-         * replicas to catch up), so there is never one to abort. */
-        reply_error(&c->out, "ERR No shutdown in progress.");
-        return;
-    }
-    if (!nosave && (save || (cfg.save && cfg.save[0]))) {
-        /* The final save runs after the workers stop (server.c); check
-         * now that it can write its temp file, so a doomed save fails
-         * this command instead of the shutdown (as Redis refuses). */
-        char tmp[64];
-        snprintf(tmp, sizeof(tmp), "temp-shutdown-%d.rdb", (int)getpid());
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fd < 0 && !force) {
-            log_msg(LL_WARNING, "Error trying to save the DB, can't exit: %s", strerror(errno));
-            reply_error(&c->out, "ERR Errors trying to SHUTDOWN. Check logs.");
-            return;
-        }
-        if (fd >= 0) {
-            close(fd);
-            unlink(tmp);
-        }
-    }
-    atomic_store(&shutdown_save_mode, nosave ? 0 : save ? 1 : -1);
-    log_msg(LL_NOTICE, "Shutdown requested by client id=%llu addr=%s%s%s", (unsigned long long)c->id, c->addr,
-            now ? " (NOW)" : "", force ? " (FORCE)" : "");
-    server_request_shutdown();
-    /* Like Redis: no reply, the connection just closes. */
-    c->flags |= CF_CLOSE_ASAP;
 }

@@ -11,12 +11,14 @@
 atomic_uint pause_actions;
 static _Atomic long long pause_end_ms; /* unix ms; meaningful while pause_actions != 0 */
 static pthread_mutex_t pause_mu = PTHREAD_MUTEX_INITIALIZER;
-/* Two sources, merged into pause_actions / pause_end_ms (under pause_mu):
- * CLIENT PAUSE (a mode and an end) and a FAILOVER in progress (writes,
- * until it ends: no end time). */
+/* Three sources, merged into pause_actions / pause_end_ms (under
+ * pause_mu): CLIENT PAUSE (a mode and an end), and a FAILOVER or a
+ * shutdown waiting for its replicas (writes, until it ends: no end time;
+ * one bit each in purpose_writes). */
 static unsigned client_mode;
 static long long client_end;
-static int failover_writes;
+enum { FOR_FAILOVER = 1u, FOR_SHUTDOWN = 2u };
+static unsigned purpose_writes;
 static atomic_llong npostponed;
 
 /* Per worker (index w->id): its postponed clients, oldest first, linked
@@ -105,11 +107,11 @@ static void set_state(unsigned actions, long long end)
         resume_everywhere();
 }
 
-/* Under pause_mu: the merged state of both sources. */
+/* Under pause_mu: the merged state of the sources. */
 static void publish(void)
 {
-    unsigned a = client_mode | (failover_writes ? PAUSE_CLIENT_WRITE : 0);
-    long long end = client_mode ? client_end : failover_writes ? LLONG_MAX : 0;
+    unsigned a = client_mode | (purpose_writes ? PAUSE_CLIENT_WRITE : 0);
+    long long end = client_mode ? client_end : purpose_writes ? LLONG_MAX : 0;
     set_state(a, end);
 }
 
@@ -128,12 +130,25 @@ static void expire_if_over(long long now)
     pthread_mutex_unlock(&pause_mu);
 }
 
-void pause_failover_writes(int on)
+static void purpose(unsigned bit, int on)
 {
     pthread_mutex_lock(&pause_mu);
-    failover_writes = on;
+    if (on)
+        purpose_writes |= bit;
+    else
+        purpose_writes &= ~bit;
     publish();
     pthread_mutex_unlock(&pause_mu);
+}
+
+void pause_failover_writes(int on)
+{
+    purpose(FOR_FAILOVER, on);
+}
+
+void pause_shutdown_writes(int on)
+{
+    purpose(FOR_SHUTDOWN, on);
 }
 
 static int paused_for(struct client *c, const struct cmd *cmd, unsigned a)

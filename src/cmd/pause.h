@@ -45,6 +45,9 @@ void pause_client_unpause(struct client *c);
 /* FAILOVER (cmd/repl.c): writes wait from on until off, whatever CLIENT
  * PAUSE / UNPAUSE do meanwhile (Redis's separate pause purposes). */
 void pause_failover_writes(int on);
+/* A shutdown waiting for lagging replicas (cmd/shutdown.c): the same, as
+ * a purpose of its own. */
+void pause_shutdown_writes(int on);
 
 /* The client is closing: off its worker's postponed list. */
 void pause_client_gone(struct client *c);

@@ -26,8 +26,7 @@ int config_from_args(int argc, char **argv, char *err, size_t errlen);
 void config_command(struct client *c);
 
 /* shutdown-on-sigint / shutdown-on-sigterm: 0 ("default": save if there
- * are save points) or SHUTDOWN_FLAG_* bits; read by server.c when the
- * signal arrives. */
-enum { SHUTDOWN_FLAG_SAVE = 1, SHUTDOWN_FLAG_NOSAVE = 2, SHUTDOWN_FLAG_NOW = 4, SHUTDOWN_FLAG_FORCE = 8 };
+ * are save points) or SHUTDOWN_FLAG_* bits (server.h); read by server.c
+ * when the signal arrives. */
 extern int config_shutdown_on_sigint, config_shutdown_on_sigterm;
 #endif

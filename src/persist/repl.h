@@ -121,6 +121,12 @@ extern atomic_int repl_failover_state;
 enum { FO_NONE, FO_WAIT_SYNC, FO_IN_PROGRESS };
 /* Replicas attached (any state). */
 int repl_replica_count(void);
+/* SHUTDOWN's wait (cmd/shutdown.c): how many of the *total attached
+ * replicas are online and have acknowledged every byte of the stream;
+ * with log_lagging, a NOTICE line for each other one, as Redis logs it
+ * when it shuts down ("Lagging replica ip:port reported offset N behind
+ * master, lag=S, state=NAME."). */
+int repl_replicas_synced(int *total, int log_lagging);
 /* The replica that announced ip:port: -1 none, 0 not online yet, 1
  * online (its last ACK in *ack). */
 int repl_replica_state(const char *ip, int port, long long *ack);
