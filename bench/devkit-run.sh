@@ -10,9 +10,18 @@
 #             generator's core (with fewer than 8 cores, repl.sh's defaults)
 #   cpusplit  bench/cpusplit.sh (issue #21 part 2; no callgrind: CG=0),
 #             against Redis 8 too when it was packed (R8=1)
+#   sweep     bench/suite.sh's fixed-rate latency sweep (issue #21 part 3:
+#             GET and 10:1 GET:SET at pipeline 1, 48 connections, one
+#             server thread on core 0) with the load generator's 4 threads
+#             on cores 2-5, so that it is not late itself; SW_RATES, SW_STEP
+#             (3 s), SW_LIMIT (300 s)
+#   loopturn  bench/loopturn.sh (issue #21 part 3: server CPU per request at
+#             pipeline 1, HotKV with and without io_uring against
+#             redis-server), LT_ROUNDS (5), LT_LIMIT (150 s)
 # Everything goes to $OUT (the device tool's folder that comes back):
 # run.log, hk-sanity.log, inproc.txt, scaling.md/.svg, repl.md,
-# cpusplit.md and logs.tgz (the servers' logs and the load generator's
+# cpusplit.md, sweep.tgz (the suite's results directory, packed: the
+# device tool brings back only a few files), loopturn.md and logs.tgz (the servers' logs and the load generator's
 # JSON, for scaling).
 #
 # Env: PARTS ("inproc scaling"), VK=1 (Valkey packed), R8=1 (Redis 8
@@ -73,6 +82,21 @@ for part in ${PARTS:-inproc scaling}; do
             ${R8:+REDIS8_SERVER=$K/w/redis8-server} CG=0 NOPF=0 R="${CS_R:-2}" N="${CS_N:-2000000}" \
             timeout "${CS_LIMIT:-200}" bash bench/cpusplit.sh -o "$O/cpusplit.md"
         echo "cpusplit rc=$?" ;;
+    sweep)
+        place=(SERVER_CPU=0 CLIENT_CPU=0 GEN_THREADS=1)
+        [ "$(nproc)" -ge 8 ] && place=(SERVER_CPU=0 CLIENT_CPU=2-5 GEN_THREADS=4)
+        [ "$(nproc)" -ge 2 ] && [ "$(nproc)" -lt 8 ] && place=(SERVER_CPU=0 CLIENT_CPU=1 GEN_THREADS=1)
+        env "${place[@]}" HOTKV_BIN="$K/w/hotkv-server" REDIS_BIN="$K/w/redis-server" BENCH_BIN="$K/w/hotkv-benchmark" \
+            NO_INSTALL=1 PARTS=sweep RATES="${SW_RATES:-50k,75k,100k,110k,120k,130k,140k,150k,160k,180k,200k}" \
+            STEP_SECONDS="${SW_STEP:-3}" RUNS=1 OUT="$O/sweep" timeout "${SW_LIMIT:-300}" bash bench/suite.sh
+        echo "sweep rc=$?"
+        # One file: the device tool brings back only a few files a run.
+        tar czf "$O/sweep.tgz" -C "$O" sweep && rm -rf "$O/sweep" ;;
+    loopturn)
+        env HOTKV_REV="${HOTKV_REV:-unknown}" HOTKV_BIN="$K/w/hotkv-server" GEN_BIN="$K/w/hotkv-benchmark" \
+            REDIS_BIN="$K/w/redis-server" ROUNDS="${LT_ROUNDS:-5}" timeout "${LT_LIMIT:-150}" \
+            bash bench/loopturn.sh -o "$O/loopturn.md"
+        echo "loopturn rc=$?" ;;
     *) echo "unknown part $part" ;;
     esac
     echo "$part took $(( $(date +%s) - P0 )) s"

@@ -17,7 +17,8 @@
 # usage: bench/loopturn.sh [-o REPORT.md]
 #   ROUNDS (15), N requests per run (150000), CONNS (50), PIPE (1),
 #   HOTKV_BIN (build/hotkv-server), GEN_BIN (build/hotkv-benchmark),
-#   REDIS_BIN (redis-server)
+#   REDIS_BIN (redis-server), HOTKV_REV (the revision the report names;
+#   default from git)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=
@@ -30,7 +31,10 @@ done
 ROUNDS=${ROUNDS:-15} N=${N:-150000} CONNS=${CONNS:-50} PIPE=${PIPE:-1}
 HOTKV=$(realpath "${HOTKV_BIN:-build/hotkv-server}") REDIS=${REDIS_BIN:-redis-server}
 RCLI=redis-cli PY=/usr/bin/python3
+[ -x "$PY" ] || PY=$(command -v python3)
 SERVER_CPU=0 CLIENT_CPU=1
+# the revision measured: HOTKV_REV when the tree is a copy without git
+REV=${HOTKV_REV:-$( { git rev-parse --short HEAD && { git diff --quiet || echo ', tree modified'; }; } 2>/dev/null | tr -d '\n' || true)}
 W=$(mktemp -d /tmp/loopturn.XXXXXX)
 log() { printf '%s %s\n' "$(date +%T)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -85,7 +89,7 @@ report() {
     echo "# io_uring loop-turn batching: HotKV (io-uring yes / no) vs redis-server"
     echo
     echo "Command: \`bench/loopturn.sh${OUT:+ -o $OUT}\` (ROUNDS=$ROUNDS N=$N CONNS=$CONNS PIPE=$PIPE)  "
-    echo "HotKV: \`$HOTKV --threads 1\` ($(git rev-parse --short HEAD)$(git diff --quiet || echo ', tree modified')); redis: $($REDIS --version | awk '{print $3, $4}')  "
+    echo "HotKV: \`$HOTKV --threads 1\` ($REV); redis: $($REDIS --version | awk '{print $3, $4}')  "
     echo "Machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg) at the end; server on core $SERVER_CPU, hotkv-benchmark on core $CLIENT_CPU.  "
     echo "Medians over $ROUNDS interleaved rounds; ratios are HotKV / redis (requests/s) and redis / HotKV (server CPU per request), so above 1 means HotKV is ahead."
     echo

@@ -60,6 +60,8 @@
 #   PARTS          subset of "memory sweep throughput pubsub" (default all;
 #                  the 1M-key preload is always done)
 #   KEEP=1         keep the scratch directory (server logs)
+#   NO_INSTALL=1   do not try to install python3-matplotlib (plots are then
+#                  skipped when it is missing)
 set -uo pipefail
 
 START_TS=$(date +%s)
@@ -91,8 +93,10 @@ PUBSUB_RATES=${PUBSUB_RATES:-10k,30k}
 PARTS=${PARTS:-memory sweep throughput pubsub}
 OUT=${OUT:-docs/benchmarks/suite-$STAMP}
 SERVER_CPU=${SERVER_CPU:-0}; CLIENT_CPU=${CLIENT_CPU:-1}; GEN_THREADS=${GEN_THREADS:-1}
-# Plots need Debian's python3-matplotlib: install it when missing and root.
-if ! /usr/bin/python3 -c 'import matplotlib' 2>/dev/null && [ "$(id -u)" -eq 0 ]; then
+# Plots need Debian's python3-matplotlib: install it when missing and root
+# (not with NO_INSTALL=1: a lent machine without a network or apt).
+if [ "${NO_INSTALL:-0}" != 1 ] && command -v apt-get >/dev/null && ! /usr/bin/python3 -c 'import matplotlib' 2>/dev/null &&
+    [ "$(id -u)" -eq 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-matplotlib >/dev/null 2>&1 ||
         echo "suite: could not install python3-matplotlib; plots will be skipped" >&2
 fi
