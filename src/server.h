@@ -48,6 +48,10 @@ struct config {
     /* shutdown-timeout (s): how long a shutdown waits for lagging
      * replicas, writes paused (cmd/shutdown.c; 0: it does not wait). */
     int shutdown_timeout;
+    /* propagation-error-behavior: what a replica does when a command of
+     * its master's stream fails, and the AOF loader when a command of the
+     * file does (cmd/properr.c): PROP_ERR_*. */
+    int propagation_error_behavior;
     /* Replication, replica side (persist/replica.c): masterauth,
      * masteruser, replica-read-only, replica-serve-stale-data,
      * replica-ignore-maxmemory, replica-priority, replica-announce-ip /
@@ -131,6 +135,7 @@ struct config {
  * (config_allows() in cmd/cmd.h). */
 enum { CFG_ALLOW_NO = 0, CFG_ALLOW_YES = 1, CFG_ALLOW_LOCAL = 2 };
 enum { AOF_FSYNC_NO = 0, AOF_FSYNC_EVERYSEC = 1, AOF_FSYNC_ALWAYS = 2 };
+enum { PROP_ERR_IGNORE = 0, PROP_ERR_PANIC = 1, PROP_ERR_PANIC_ON_REPLICAS = 2 };
 extern struct config cfg;
 
 /* --------------------------------------------------------- lifecycle --- */

@@ -68,6 +68,7 @@
 #include "multi.h"
 #include "pause.h"
 #include "persistence.h"
+#include "properr.h"
 #include "pubsub.h"
 #include "shutdown.h"
 #include "../cluster/cluster.h"
@@ -487,7 +488,7 @@ static void info_stats(struct sbuf *b, const struct worker_stats *st)
     sb_printf(b, "tracking_total_keys:%lld\r\n", tracking_total_keys());
     sb_printf(b, "tracking_total_items:%lld\r\n", tracking_total_items());
     sb_printf(b, "tracking_total_prefixes:%lld\r\n", tracking_total_prefixes());
-    sb_printf(b, "unexpected_error_replies:%llu\r\n", st->unexpected_errors);
+    sb_printf(b, "unexpected_error_replies:%llu\r\n", st->unexpected_errors + propagation_errors_loading());
     sb_printf(b, "total_error_replies:%llu\r\n", st->errors);
     sb_printf(b, "dump_payload_sanitizations:%llu\r\n", __atomic_load_n(&rdb_sanitizations, __ATOMIC_RELAXED));
     sb_printf(b, "total_reads_processed:%llu\r\n", st->reads);

@@ -35,6 +35,7 @@
 #include "../cluster/cluster.h"
 #include "multi.h"
 #include "pause.h"
+#include "properr.h"
 #include "../proto/reply.h"
 
 static int word(const struct client *c, int i, const char *w)
@@ -696,8 +697,17 @@ void repl_master_execute(struct client *c)
         return;
     }
     db_master_apply = 1;
+    unsigned errs = c->out.muted_errors;
+    const struct cmd *last = c->last_cmd;
+    c->last_cmd = NULL;
     cmd_execute(c);
     db_master_apply = 0;
+    /* The link is muted: a failing command shows in the dropped-error
+     * count (propagation-error-behavior, cmd/properr.h). */
+    if (HK_UNLIKELY(c->out.muted_errors != errs))
+        propagation_error(c, 0, reply_muted_error, strlen(reply_muted_error), c->last_cmd ? c->last_cmd->name : NULL);
+    if (!c->last_cmd)
+        c->last_cmd = last;
     /* The bytes of a command that ran (a paused one runs later; one that
      * closed the link, a disk error, never does). */
     size_t n = c->flags & (CF_POSTPONED | CF_CLOSE_ASAP) ? 0 : c->parser.consumed;

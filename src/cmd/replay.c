@@ -5,6 +5,7 @@
  * client: lookup() reports them and aof.c queues and runs the transaction
  * itself (a truncated one is reverted there). */
 #include "replay.h"
+#include "properr.h"
 
 #include <string.h>
 
@@ -84,6 +85,8 @@ static void replay_run(void *st, const void *handle, int argc, char **argv, size
     c->argvlen = lens;
     c->out.len = 0;
     cmd_call(c, handle);
+    if (HK_UNLIKELY(c->out.len >= 3 && c->out.buf[0] == '-'))
+        propagation_error(c, 1, c->out.buf + 1, c->out.len - 3, ((const struct cmd *)handle)->name);
     c->out.len = 0;
     c->argv = NULL;
     c->argvlen = NULL;

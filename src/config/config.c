@@ -23,6 +23,7 @@
 #include "../cmd/tracking.h"
 #include "../cmd/slowlog.h"
 #include "../cmd/errorstats.h"
+#include "../cmd/properr.h"
 #include "../cmd/notify.h"
 #include "../db/object.h"
 #include "../net/client_evict.h"
@@ -1201,6 +1202,7 @@ void config_command(struct client *c)
         lazyfree_reset_stats(); /* lazyfreed_objects, as Redis */
         latency_hist_reset();   /* LATENCY HISTOGRAM, INFO latencystats */
         errorstat_reset();      /* INFO errorstats */
+        propagation_errors_reset(); /* the AOF loader's unexpected_error_replies */
         reply_ok(&c->out);
     } else {
         static const char *lines[] = {

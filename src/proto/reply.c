@@ -14,6 +14,7 @@ void reply_init(struct reply *r)
     r->len = 0;
     r->resp = 2;
     r->muted = 0;
+    r->muted_errors = 0;
 }
 
 void reply_free(struct reply *r)
@@ -96,10 +97,15 @@ void reply_ok(struct reply *r)
     put(r, "+OK\r\n", 5);
 }
 
+_Thread_local char reply_muted_error[256];
+
 void reply_error(struct reply *r, const char *msg)
 {
-    if (r->muted)
+    if (r->muted) {
+        r->muted_errors++;
+        snprintf(reply_muted_error, sizeof(reply_muted_error), "%s", msg);
         return;
+    }
     size_t n = strlen(msg);
     reply_reserve(r, n + 3);
     r->buf[r->len++] = '-';

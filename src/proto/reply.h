@@ -21,7 +21,12 @@ struct reply {
     size_t cap;
     int resp;       /* 2 or 3 */
     int muted;      /* CLIENT REPLY OFF/SKIP: appends are dropped */
+    unsigned muted_errors; /* errors dropped while muted (the last one's text: reply_muted_error) */
 };
+/* The text of the last error a muted reply dropped on this thread (no '-',
+ * no CRLF; cut at 255 bytes): a replica's master link is muted, and a
+ * failing command of the stream is still reported (cmd/properr.c). */
+extern _Thread_local char reply_muted_error[256];
 
 void reply_init(struct reply *r);
 void reply_free(struct reply *r);
