@@ -377,3 +377,14 @@ def crc64(data, crc=0):
     for b in data:
         crc = _CRC64_TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
     return crc
+
+
+def write_aof_dir(d, content):
+    """A Redis 7 multi-part AOF in d/appendonlydir: one incr file holding
+    content (bytes) and its manifest."""
+    ad = os.path.join(d, "appendonlydir")
+    os.makedirs(ad, exist_ok=True)
+    with open(os.path.join(ad, "appendonly.aof.1.incr.aof"), "wb") as f:
+        f.write(content)
+    with open(os.path.join(ad, "appendonly.aof.manifest"), "w") as f:
+        f.write("file appendonly.aof.1.incr.aof seq 1 type i\n")

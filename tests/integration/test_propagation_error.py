@@ -10,12 +10,11 @@ DEBUG REPLICATE.  Every scenario starts its own server and is bounded."""
 import os
 import socket
 import threading
-import time
 
 import pytest
 import redis
 
-from helpers import IS_REDIS, Server, wait_until
+from helpers import IS_REDIS, Server, wait_until, write_aof_dir
 
 pytestmark = pytest.mark.skipif(IS_REDIS, reason="HotKV as the replica / AOF loader")
 
@@ -156,23 +155,13 @@ def test_writable_replica_never_panics(fake_master):
         r.stop()
 
 
-def write_aof(d, body):
-    ad = os.path.join(d, "appendonlydir")
-    os.makedirs(ad, exist_ok=True)
-    with open(os.path.join(ad, "appendonly.aof.1.incr.aof"), "wb") as f:
-        f.write(body)
-    with open(os.path.join(ad, "appendonly.aof.manifest"), "w") as f:
-        f.write("file appendonly.aof.1.incr.aof seq 1 type i\n")
-
-
 @pytest.mark.parametrize("behavior", ["ignore", "panic-on-replicas", "panic"])
 def test_aof_loading(tmp_path, behavior):
     d = str(tmp_path)
-    write_aof(d, resp("SET", "a", "1") + resp("LPUSH", "a", "y") + resp("SET", "b", "2"))
+    write_aof_dir(d, resp("SET", "a", "1") + resp("LPUSH", "a", "y") + resp("SET", "b", "2"))
     args = ["--appendonly", "yes", "--dir", d, "--propagation-error-behavior", behavior]
     if behavior == "panic":
         import subprocess
-        from helpers import MODE  # noqa: F401
         from conftest import BIN
         p = subprocess.run([BIN, "--port", "0", "--bind", "127.0.0.1", "--save", ""] + args,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=30)

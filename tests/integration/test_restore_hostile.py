@@ -26,6 +26,7 @@ import pytest
 import redis
 
 from conftest import BIN, MODE, Server
+from helpers import write_aof_dir
 from test_dump import crc64, rdb_len, rdb_str, seal
 
 pytestmark = pytest.mark.skipif(MODE == "redis", reason="HotKV's loader limits (redis-server differs in texts)")
@@ -435,13 +436,7 @@ def test_startup_resizedb_hints_do_not_presize(tmpd):
         assert s.stop() == 0
 
 
-def _aof_dir(d, content):
-    ad = os.path.join(d, "appendonlydir")
-    os.makedirs(ad, exist_ok=True)
-    with open(os.path.join(ad, "appendonly.aof.1.incr.aof"), "wb") as f:
-        f.write(content)
-    with open(os.path.join(ad, "appendonly.aof.manifest"), "w") as f:
-        f.write("file appendonly.aof.1.incr.aof seq 1 type i\n")
+_aof_dir = write_aof_dir
 
 
 @pytest.mark.parametrize("content", [
