@@ -107,3 +107,42 @@ def test_changes_counter_blocked_pops(server, r, version):
             assert changes() - c0 == want, cmd
         finally:
             c.close()
+
+
+def test_changes_counter_transactions(server, r):
+    """Inside MULTI/EXEC each command counts as it would alone: MULTI and
+    EXEC add nothing, a command that fails at run time adds nothing, and
+    an EXEC refused by WATCH counts nothing (Redis 7's figures)."""
+    def changes():
+        return int(r.info("persistence")["rdb_changes_since_last_save"])
+
+    cases = [
+        ([("SET", "a", "1"), ("LPUSH", "l", "1", "2", "3")], 4),
+        ([("SET", "a", "1"), ("INCR", "a"), ("DEL", "a", "b")], 3),
+        ([("SADD", "s", "a", "b", "c"), ("SREM", "s", "a", "zz")], 4),
+        ([("GET", "a")], 0),
+        ([("SET", "a", "1"), ("LPUSH", "a", "x")], 1),
+        ([("HSET", "h", "f1", "v", "f2", "v"), ("EXPIRE", "h", "100")], 3),
+    ]
+    for cmds, want in cases:
+        r.flushall()
+        before = changes()
+        p = r.pipeline(transaction=True)
+        for c in cmds:
+            p.execute_command(*c)
+        p.execute(raise_on_error=False)
+        assert changes() - before == want, cmds
+    r.flushall()
+    before = changes()
+    other = server.client()
+    p = r.pipeline(transaction=True)
+    p.watch("w")
+    other.set("w", "1")
+    p.multi()
+    p.set("x", "1")
+    try:
+        p.execute()
+    except Exception:  # redis.WatchError
+        pass
+    assert changes() - before == 1  # the other client's SET only
+    other.close()
