@@ -198,13 +198,29 @@ int server_main(int argc, char **argv)
     log_msg(LL_NOTICE, "Server initialized with %d worker threads", cfg.threads);
     log_msg(LL_NOTICE, "Ready to accept connections tcp");
 
-    /* A shutdown may first wait for lagging replicas (cmd/shutdown.h):
-     * then signals are looked for every 10 ms between polls of the wait. */
-    int waiting = 0, by_signal = 0;
+    /* A shutdown may first wait for lagging replicas (cmd/shutdown.h), and
+     * a signal's shutdown waits while DEBUG PAUSE-CRON holds the cron
+     * (held: the signal): then signals are looked for every 10 ms between
+     * polls. */
+    int waiting = 0, by_signal = 0, held = 0;
     for (;;) {
-        if (waiting) {
+        int by_cmd;
+        if (waiting || held) {
             struct timespec ts = {0, 10 * 1000 * 1000};
             sig = sigtimedwait(&set, NULL, &ts);
+            if (sig < 0 && held) {
+                if (!shutdown_held(0)) { /* SHUTDOWN ABORT */
+                    held = 0;
+                    continue;
+                }
+                if (atomic_load_explicit(&cron_paused, memory_order_relaxed))
+                    continue;
+                shutdown_held(1); /* the cron runs again: the signal's turn */
+                sig = held;
+                held = 0;
+                by_cmd = 0;
+                goto act;
+            }
             if (sig < 0) {
                 int r = shutdown_poll();
                 if (r > 0)
@@ -216,9 +232,27 @@ int server_main(int argc, char **argv)
         } else if (sigwait(&set, &sig) != 0) {
             continue;
         }
-        int by_cmd = atomic_exchange(&shutdown_by_command, 0);
+        by_cmd = atomic_exchange(&shutdown_by_command, 0);
         if (!by_cmd)
             log_msg(LL_WARNING, "Received %s scheduling shutdown...", sig == SIGINT ? "SIGINT" : "SIGTERM");
+        if (held) {
+            if (!by_cmd && sig == SIGINT) { /* a second signal: Redis's impatient user */
+                log_msg(LL_WARNING, "You insist... exiting now.");
+                if (pidfile)
+                    unlink(pidfile);
+                _exit(1);
+            }
+            if (!by_cmd)
+                continue;
+            shutdown_held(1); /* SHUTDOWN goes ahead of the held signal */
+            held = 0;
+        }
+        if (!waiting && !by_cmd && atomic_load_explicit(&cron_paused, memory_order_relaxed)) {
+            shutdown_hold();
+            held = sig;
+            continue;
+        }
+    act:
         if (waiting) {
             /* Already shutting down: a SHUTDOWN joins it; a SIGINT after
              * a signal's shutdown is an impatient user (Redis). */

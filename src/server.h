@@ -140,6 +140,11 @@ extern struct config cfg;
 
 /* --------------------------------------------------------- lifecycle --- */
 extern atomic_int server_shutdown;    /* set by SIGTERM/SHUTDOWN */
+/* DEBUG PAUSE-CRON 1 (Redis's pause_cron, a test aid): the periodic work
+ * is skipped while set: every worker's cron (net/worker.c), the
+ * persistence thread's save points, child reaping and AOF rewrites
+ * (persist/snapshot.c), and a signal's shutdown, which waits (server.c). */
+extern atomic_int cron_paused;
 /* SHUTDOWN SAVE (1) / NOSAVE (0) / by the save points (-1, SIGTERM). */
 extern atomic_int shutdown_save_mode;
 /* A shutdown's options: the SHUTDOWN command's (cmd/shutdown.c) and

@@ -2241,6 +2241,9 @@ void debug_command(struct client *c)
             "    Low level details of the value stored at <key>.",
             "SET-ACTIVE-EXPIRE <0|1>",
             "    Turn the background expiry sweep off (0) or on (1).",
+            "PAUSE-CRON <0|1>",
+            "    Stop (1) or resume (0) the periodic work: the workers' cron, save points and",
+            "    child reaping, and a signal's shutdown (held until resumed or SHUTDOWN ABORT).",
             "DIGEST",
             "    A hex signature of every database's content (40 zeros when empty).",
             "DIGEST-VALUE <key> [<key> ...]",
@@ -2282,6 +2285,11 @@ void debug_command(struct client *c)
         char buf[32];
         arg_cstr(c, 2, buf, sizeof(buf));
         __atomic_store_n(&cfg.active_expire, atoi(buf) != 0, __ATOMIC_RELAXED);
+        reply_ok(&c->out);
+    } else if (arg_is(c, 1, "pause-cron") && c->argc == 3) {
+        char buf[32];
+        arg_cstr(c, 2, buf, sizeof(buf));
+        atomic_store(&cron_paused, atoi(buf) != 0);
         reply_ok(&c->out);
     } else if (arg_is(c, 1, "change-repl-id") && c->argc == 2) {
         repl_replid_change();

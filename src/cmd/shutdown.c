@@ -19,7 +19,9 @@
 
 atomic_int shutdown_cmd_flags;
 
-enum { SD_IDLE, SD_WAITING, SD_FINAL };
+/* SD_REQUESTED: a signal's shutdown held back by DEBUG PAUSE-CRON (Redis's
+ * shutdown_asap before its cron acts on it). */
+enum { SD_IDLE, SD_REQUESTED, SD_WAITING, SD_FINAL };
 static pthread_mutex_t sd_mu = PTHREAD_MUTEX_INITIALIZER;
 static int sd_state;              /* under sd_mu */
 static long long sd_end_ms;       /* under sd_mu: when the wait gives up */
@@ -57,13 +59,20 @@ static int sd_in_progress(void)
     pthread_mutex_lock(&sd_mu);
     int st = sd_state;
     pthread_mutex_unlock(&sd_mu);
-    return st != SD_IDLE;
+    return st == SD_WAITING || st == SD_FINAL;
 }
 
-/* SHUTDOWN ABORT: 0 when a wait was ended, -1 when none was going on. */
+/* SHUTDOWN ABORT: 0 when a wait (or a held-back signal's shutdown) was
+ * ended, -1 when none was going on. */
 static int sd_abort(void)
 {
     pthread_mutex_lock(&sd_mu);
+    if (sd_state == SD_REQUESTED) {
+        sd_state = SD_IDLE;
+        pthread_mutex_unlock(&sd_mu);
+        log_msg(LL_NOTICE, "Shutdown manually aborted.");
+        return 0;
+    }
     if (sd_state != SD_WAITING) {
         pthread_mutex_unlock(&sd_mu);
         return -1;
@@ -80,6 +89,24 @@ static int sd_abort(void)
     for (int i = 0; i < nworkers; i++)
         worker_post(&workers[i], blocking_check_cb, NULL);
     return 0;
+}
+
+void shutdown_hold(void)
+{
+    pthread_mutex_lock(&sd_mu);
+    if (sd_state == SD_IDLE)
+        sd_state = SD_REQUESTED;
+    pthread_mutex_unlock(&sd_mu);
+}
+
+int shutdown_held(int take)
+{
+    pthread_mutex_lock(&sd_mu);
+    int held = sd_state == SD_REQUESTED;
+    if (held && take)
+        sd_state = SD_IDLE;
+    pthread_mutex_unlock(&sd_mu);
+    return held;
 }
 
 int shutdown_begin(int flags)

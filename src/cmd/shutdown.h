@@ -12,6 +12,11 @@
  * trying to SHUTDOWN. Check logs.".  A SHUTDOWN that goes through gets no
  * reply: its connection closes as the server exits.
  *
+ * A SIGTERM or SIGINT that arrives while DEBUG PAUSE-CRON holds the
+ * periodic work is held back (Redis acts on a signal from its cron): the
+ * shutdown starts once the cron runs again, SHUTDOWN ABORT cancels it, a
+ * SHUTDOWN command goes ahead of it, and a further SIGINT exits at once.
+ *
  * Threads: the main thread (server.c) begins, polls and ends the wait;
  * any worker may run SHUTDOWN, SHUTDOWN ABORT and INFO.  The state is
  * under sd_mu (shutdown.c); INFO reads an atomic copy of the deadline.
@@ -26,6 +31,11 @@
  * for the main thread when its SIGTERM comes from the command. */
 extern atomic_int shutdown_cmd_flags;
 
+/* Main thread: a signal's shutdown is held back (DEBUG PAUSE-CRON). */
+void shutdown_hold(void);
+/* Main thread: 1 while the held-back shutdown stands (take: and ends the
+ * hold, the caller goes on with it), 0 once SHUTDOWN ABORT cancelled it. */
+int shutdown_held(int take);
 /* Main thread: a shutdown is asked for with these flags.  1: the wait
  * has begun (writes paused); poll it (the first poll that finds a
  * replica lagging asks the replicas for an ACK).

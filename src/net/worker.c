@@ -152,6 +152,7 @@ struct worker *workers;
 int nworkers;
 _Thread_local struct worker *cur_worker;
 atomic_int server_shutdown;
+atomic_int cron_paused;
 /* Written per connect/close: lines of their own, away from what every
  * command reads. */
 _Alignas(64) atomic_int connected_clients;
@@ -1907,6 +1908,8 @@ static void qbuf_cron(struct client *c, long long now)
 
 static void cron(struct worker *w)
 {
+    if (atomic_load_explicit(&cron_paused, memory_order_relaxed))
+        return;
     long long now = time_ms();
     /* Worker 0 advances the LRU clock for everybody. */
     if (w->id == 0) {

@@ -507,6 +507,8 @@ static void *persist_main(void *arg)
         }
         mem_publish();
         slab_maintain(); /* pooled heaps' remote frees; emptied pages to the kernel (base/slab.h) */
+        if (atomic_load_explicit(&cron_paused, memory_order_relaxed))
+            continue; /* DEBUG PAUSE-CRON */
         long long now = time_ms();
 
         pthread_mutex_lock(&snap_mu);
