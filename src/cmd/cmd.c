@@ -386,10 +386,12 @@ void cmd_execute(struct client *c)
         skip_set = 1;
     }
     c->out.muted = (c->flags & (CF_REPLY_OFF | CF_REPLY_SKIP)) != 0;
+    /* Before CF_EXECUTING: what the tracking-table-max-keys check drops
+     * reaches c ahead of this command's reply, as in Redis. */
+    tracking_cmd_begin(c);
     c->flags |= CF_EXECUTING;
     size_t rej_mark = c->out.len;
     STAT_ADD(ws->commands, 1);
-    tracking_cmd_begin(c);
 
     if (!cmd) {
         unknown_command(c);

@@ -1078,10 +1078,15 @@ void tracking_cmd_begin_slow(void)
 {
     /* Redis checks the limit before every command; summing the counters
      * costs a load per worker, so every 16th command of a thread checks
-     * (and the cron, ten times a second). */
+     * (and the cron, ten times a second), and the first command of each
+     * thread after CONFIG SET changed the limit (as Redis, that command's
+     * client hears of the keys dropped before its reply). */
     static _Thread_local unsigned tick;
-    long long max = tracking_table_max_keys;
-    if (max && (++tick & 15) == 0 && count_sum(0) > max) {
+    static _Thread_local long long seen_max = -1;
+    long long max = __atomic_load_n(&tracking_table_max_keys, __ATOMIC_RELAXED);
+    int due = (++tick & 15) == 0 || max != seen_max;
+    seen_max = max;
+    if (max && due && count_sum(0) > max) {
         limit_used_slots();
         /* Before the command's reply, as Redis evicts in processCommand. */
         if (tracking_pending)

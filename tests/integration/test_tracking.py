@@ -732,6 +732,33 @@ def test_table_max_keys_eviction_exact(server, clean):
         x.close()
 
 
+def test_table_max_keys_lowered_applies_before_the_next_command(server, clean):
+    """A lower tracking-table-max-keys takes effect before the next command
+    runs, cron or no cron: a tracking client in MULTI hears of the dropped
+    key before its next command's QUEUED (Redis's regression test for
+    #11715, with DEBUG PAUSE-CRON keeping the cron out of it)."""
+    c, w = conn(server, 3), conn(server)
+    w.call("CONFIG", "SET", "tracking-table-max-keys", "2")
+    w.call("DEBUG", "PAUSE-CRON", "1")
+    try:
+        assert c.call("CLIENT", "TRACKING", "on") == "OK"
+        assert c.call("MGET", "1{t}", "2{t}") == [None, None]
+        assert c.call("MULTI") == "OK"
+        w.call("CONFIG", "SET", "tracking-table-max-keys", "1")
+        c.send("PING")
+        c.send("EXEC")
+        m = c.read()
+        assert isinstance(m, tuple) and m[0] == "push" and m[1][0] == b"invalidate", m
+        assert m[1][1][0] in (b"1{t}", b"2{t}")
+        assert c.read() == "QUEUED"
+        assert c.read() == ["PONG"]
+    finally:
+        w.call("DEBUG", "PAUSE-CRON", "0")
+        w.call("CONFIG", "SET", "tracking-table-max-keys", "1000000")
+    c.close()
+    w.close()
+
+
 # ------------------------------------------------------ client life cycle ---
 def test_reset_disables_tracking(server, clean):
     c, w = conn(server, 3), conn(server)
