@@ -1848,6 +1848,8 @@ void lastsave_command(struct client *c)
 }
 
 /* -------------------------------------------------------------- DEBUG --- */
+atomic_int debug_script_deny_off;
+
 /* A NUL-terminated copy of an argument, truncated to cap-1 bytes. */
 static void arg_cstr(const struct client *c, int i, char *buf, size_t cap)
 {
@@ -2020,6 +2022,7 @@ static size_t serialized_len(struct entry *e)
     return entry_mem(e);
 }
 
+/* Like Redis, the key as stored: a logically expired key is still shown. */
 static void debug_object(struct client *c)
 {
     unsigned slot = key_slot(c->argv[2], c->argvlen[2]);
@@ -2027,7 +2030,7 @@ static void debug_object(struct client *c)
     char out[256];
 
     slot_lock_self(slot);
-    e = db_get(c->db, slot, c->argv[2], c->argvlen[2], LK_NOTOUCH | LK_NOSTATS);
+    e = db_get(c->db, slot, c->argv[2], c->argvlen[2], LK_NOTOUCH | LK_NOSTATS | LK_NOEXPIRE);
     if (e) {
         uint32_t now = lru_clock_now & 0xffffff, lru = entry_lru(e) & 0xffffff;
         unsigned long long idle = now >= lru ? now - lru : (0xffffffu - lru) + now;
@@ -2241,6 +2244,9 @@ void debug_command(struct client *c)
             "    Low level details of the value stored at <key>.",
             "SET-ACTIVE-EXPIRE <0|1>",
             "    Turn the background expiry sweep off (0) or on (1).",
+            "SET-DISABLE-DENY-SCRIPTS <0|1>",
+            "    Let scripts call (1) the DEBUG subcommands that need no keys or connection:",
+            "    PROTOCOL, LOG, ERROR, SLEEP, STRINGMATCH-LEN, SET-ACTIVE-EXPIRE, PAUSE-CRON; 0 denies them again.",
             "PAUSE-CRON <0|1>",
             "    Stop (1) or resume (0) the periodic work: the workers' cron, save points and",
             "    child reaping, and a signal's shutdown (held until resumed or SHUTDOWN ABORT).",
@@ -2285,6 +2291,11 @@ void debug_command(struct client *c)
         char buf[32];
         arg_cstr(c, 2, buf, sizeof(buf));
         __atomic_store_n(&cfg.active_expire, atoi(buf) != 0, __ATOMIC_RELAXED);
+        reply_ok(&c->out);
+    } else if (arg_is(c, 1, "set-disable-deny-scripts") && c->argc == 3) {
+        char buf[32];
+        arg_cstr(c, 2, buf, sizeof(buf));
+        atomic_store(&debug_script_deny_off, atoi(buf) != 0);
         reply_ok(&c->out);
     } else if (arg_is(c, 1, "pause-cron") && c->argc == 3) {
         char buf[32];

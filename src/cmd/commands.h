@@ -27,6 +27,9 @@ cmd_fn ping_command, echo_command, quit_command, reset_command, hello_command, a
 /* admin.c */
 cmd_fn info_command, time_command, lastsave_command, debug_command, shutdown_command, command_command,
     module_command;
+/* DEBUG SET-DISABLE-DENY-SCRIPTS 1: scripts may call the DEBUG subcommands
+ * that are safe under a script (script/script.c, deny_lifted). */
+extern atomic_int debug_script_deny_off;
 
 /* lolwut.c */
 cmd_fn lolwut_command;
