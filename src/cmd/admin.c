@@ -1834,9 +1834,11 @@ void command_command(struct client *c)
 }
 
 /* ------------------------------------------------------ TIME, LASTSAVE --- */
+/* The command's start (Redis 7.2's cached ustime): one instant inside a
+ * script or MULTI/EXEC. */
 void time_command(struct client *c)
 {
-    long long us = time_us();
+    long long us = db_cmd_time_us ? db_cmd_time_us : time_us();
     reply_array(&c->out, 2);
     reply_bulk_ll(&c->out, us / 1000000);
     reply_bulk_ll(&c->out, us % 1000000);
@@ -1849,6 +1851,18 @@ void lastsave_command(struct client *c)
 
 /* -------------------------------------------------------------- DEBUG --- */
 atomic_int debug_script_deny_off;
+
+int debug_keyless(const struct client *c)
+{
+    static const char *const keyless[] = {"protocol", "log", "error", "sleep", "stringmatch-len",
+                                          "set-active-expire", "pause-cron"};
+    if (c->argc < 2)
+        return 0;
+    for (size_t i = 0; i < sizeof(keyless) / sizeof(keyless[0]); i++)
+        if (arg_is(c, 1, keyless[i]))
+            return 1;
+    return 0;
+}
 
 /* A NUL-terminated copy of an argument, truncated to cap-1 bytes. */
 static void arg_cstr(const struct client *c, int i, char *buf, size_t cap)

@@ -515,10 +515,12 @@ static int reexec(struct waiter *w)
     /* Its own instant, as Redis gives each served command: the command
      * that woke it may have started long before (EXEC with DEBUG SLEEP),
      * and a key that expired since must count as expired. */
-    long long saved_time = db_cmd_time_ms;
+    long long saved_time = db_cmd_time_ms, saved_time_us = db_cmd_time_us;
     db_cmd_time_ms = t0 / 1000;
+    db_cmd_time_us = t0;
     w->cmd->fn(&fake);
     db_cmd_time_ms = saved_time;
+    db_cmd_time_us = saved_time_us;
     long long t1 = time_us();
     w->dur_us += (unsigned long long)(t1 > t0 ? t1 - t0 : 0); /* one that blocks again adds up too */
     int dirtied = prop_dirty != pm.dirty;

@@ -597,6 +597,7 @@ run:
         long long t0 = c->w->now_us;
         size_t before = c->out.len;
         db_cmd_time_ms = t0 / 1000;
+        db_cmd_time_us = t0;
         db_notouch = (c->flags & CF_NO_TOUCH) && strcmp(cmd->name, "touch") != 0;
         /* Propagation (persist/prop.h): the write is fed to the AOF before
          * its locks are released. */
@@ -667,6 +668,7 @@ run:
          * locks released, before the client's next command. */
         blocking_serve_ready();
         db_cmd_time_ms = 0;
+        db_cmd_time_us = 0;
         long long t1 = clock_now_us();
         c->w->now_us = t1;
         unsigned long long dur = (unsigned long long)(t1 > t0 ? t1 - t0 : 0);

@@ -370,7 +370,11 @@ void cmd_call(struct client *c, const struct cmd *cmd)
     c->cmd = cmd;
     /* In a parallel context SORT takes every slot up front: its BY/GET
      * patterns name keys it locks as it goes, where it cannot stop. */
-    if (needs_all(cmd) || (lc.par && (cmd->fn == sort_command || cmd->fn == sort_ro_command))) {
+    /* A script's keyless DEBUG (SLEEP, PROTOCOL, ...; only with the deny
+     * lifted) takes no lock, so a parallel script stays parallel. */
+    if (lc.script && cmd->fn == debug_command && debug_keyless(c)) {
+        /* nothing to lock */
+    } else if (needs_all(cmd) || (lc.par && (cmd->fn == sort_command || cmd->fn == sort_ro_command))) {
         lockctx_ensure_all();
     } else if (!(cmd->flags & CMD_SELF_LOCKING) || (cmd->flags & CMD_SELF_KEYED)) {
         int idx[64], *kidx = c->argc > 64 ? hk_malloc(sizeof(int) * (size_t)c->argc) : idx;

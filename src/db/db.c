@@ -25,6 +25,7 @@
 struct keyspace ks;
 _Thread_local struct db_stats *db_tstats;
 _Thread_local long long db_cmd_time_ms;
+_Thread_local long long db_cmd_time_us;
 _Thread_local int db_notouch;
 /* The clocks share one line of their own: worker 0 writes it (only when a
  * value changes), every worker reads it per access. */

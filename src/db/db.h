@@ -317,6 +317,10 @@ int db_expire_tracked(int db, const char *key, size_t klen, long long now_ms);
 /* now in ms, cached per command (so a MULTI/EXEC sees one instant). */
 long long db_now_ms(void);
 extern _Thread_local long long db_cmd_time_ms;
+/* The same instant in us (0 outside a command): TIME's answer, so that a
+ * script or a transaction sees one time throughout, as Redis 7.2's cached
+ * ustime. */
+extern _Thread_local long long db_cmd_time_us;
 /* A fork child (snapshot, AOF rewrite) is running: lookups leave the
  * LRU/LFU field alone so reads do not copy shared pages (persist/snapshot.c
  * sets it). */

@@ -1694,7 +1694,7 @@ static void flush_pending(struct worker *w)
 void worker_process_events_busy(struct worker *w, struct client *running)
 {
     struct epoll_event evs[64];
-    long long saved_time = db_cmd_time_ms;
+    long long saved_time = db_cmd_time_ms, saved_time_us = db_cmd_time_us;
     int saved_notouch = db_notouch;
     busy_nesting++;
     int n = epoll_wait(w->epfd, evs, 64, 0);
@@ -1755,6 +1755,7 @@ void worker_process_events_busy(struct worker *w, struct client *running)
     }
     busy_nesting--;
     db_cmd_time_ms = saved_time;
+    db_cmd_time_us = saved_time_us;
     db_notouch = saved_notouch;
 }
 

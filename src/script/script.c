@@ -765,15 +765,8 @@ static int call_refused(lua_State *L, const struct cmd *cmd, const char *err, in
  * (DEBUG RELOAD / LOADAOF, SAVE). */
 static int deny_lifted(const struct client *fc, const struct cmd *cmd)
 {
-    static const char *const safe[] = {"protocol", "log", "error", "sleep", "stringmatch-len", "set-active-expire",
-                                       "pause-cron"};
-    if (!atomic_load_explicit(&debug_script_deny_off, memory_order_relaxed) || strcmp(cmd->name, "debug") ||
-        fc->argc < 2)
-        return 0;
-    for (size_t i = 0; i < sizeof(safe) / sizeof(safe[0]); i++)
-        if (arg_is(fc, 1, safe[i]))
-            return 1;
-    return 0;
+    return atomic_load_explicit(&debug_script_deny_off, memory_order_relaxed) && cmd->fn == debug_command &&
+           debug_keyless(fc);
 }
 
 static int redis_generic_call(lua_State *L, int raise)

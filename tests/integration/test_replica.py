@@ -861,8 +861,11 @@ def test_stream_waits_for_a_busy_script():
 
         def busy():
             c = raw(r.port)
-            c.execute_command("EVAL", "local s = redis.call('TIME')[1] + 0; "
-                              "while redis.call('TIME')[1] + 0 < s + 2 do end; return 1", 0)
+            # 1.5 s or more (TIME does not move inside a script), with
+            # enough instructions between the sleeps for the busy check.
+            c.execute_command("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "1")
+            c.execute_command("EVAL", "for i = 1, 150 do redis.call('DEBUG', 'SLEEP', 0.01) "
+                              "local x = 0 for j = 1, 100000 do x = x + j end end; return 1", 0)
             done.append(1)
 
         t = threading.Thread(target=busy)

@@ -16,14 +16,21 @@ from conftest import MODE, Server
 
 pytestmark = pytest.mark.skipif(MODE != "hotkv", reason="HotKV's threads")
 
-# Spins for ARGV[1] microseconds (by TIME) after writing its declared key.
-SPIN = """
-redis.call('SET', KEYS[1], ARGV[2])
-local t0 = redis.call('TIME')
-while true do
-  local t = redis.call('TIME')
-  if (t[1] - t0[1]) * 1000000 + (t[2] - t0[2]) >= tonumber(ARGV[1]) then break end
+# Busy for ARGV[1] microseconds after writing its declared key.  TIME is
+# one instant inside a script (Redis 7.2), so the wait is DEBUG SLEEP in
+# slices of at most 10 ms (the server allows it: SET-DISABLE-DENY-SCRIPTS).
+WAIT_US = """
+local function wait_us(n)
+  while n > 0 do
+    local s = math.min(n, 10000)
+    redis.call('DEBUG', 'SLEEP', s / 1000000)
+    n = n - s
+  end
 end
+"""
+SPIN = WAIT_US + """
+redis.call('SET', KEYS[1], ARGV[2])
+wait_us(tonumber(ARGV[1]))
 return 1
 """
 
@@ -34,6 +41,7 @@ SPIN_UNDECLARED = SPIN.replace("redis.call('SET', KEYS[1], ARGV[2])", "redis.cal
 @pytest.fixture(scope="module")
 def srv():
     s = Server(threads=2)
+    s.client().execute_command("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "1")
     yield s
     assert s.stop() == 0, "server exited uncleanly, see %s" % s.dir
 
@@ -284,13 +292,10 @@ def test_script_flush_reaches_every_thread(srv):
 
 
 LIB = """#!lua name=plib
+""" + WAIT_US + """
 local function spin(keys, args)
   redis.call('SET', keys[1], args[2])
-  local t0 = redis.call('TIME')
-  while true do
-    local t = redis.call('TIME')
-    if (t[1] - t0[1]) * 1000000 + (t[2] - t0[2]) >= tonumber(args[1]) then break end
-  end
+  wait_us(tonumber(args[1]))
   return 1
 end
 redis.register_function('pspin', spin)
@@ -350,13 +355,9 @@ def test_functions_run_in_parallel(srv):
 
 # Writes KEYS[1], spins ARGV[2] us, then reads ARGV[3] (a key it does not
 # declare) if given; an error reading it is returned as "ERR:...".
-LATE_READ = """
+LATE_READ = WAIT_US + """
 redis.call('SET', KEYS[1], ARGV[1])
-local t0 = redis.call('TIME')
-while true do
-  local t = redis.call('TIME')
-  if (t[1] - t0[1]) * 1000000 + (t[2] - t0[2]) >= tonumber(ARGV[2]) then break end
-end
+wait_us(tonumber(ARGV[2]))
 if ARGV[3] == '' then return 'none' end
 local v = redis.pcall('GET', ARGV[3])
 if type(v) == 'table' and v.err then return 'ERR:' .. v.err end

@@ -460,6 +460,8 @@ def _wait_busy(c, timeout=5.0):
 @pytest.fixture
 def busy_server():
     s = Server("--busy-reply-threshold" if not IS_REDIS else "--lua-time-limit", 100, threads=2)
+    # Long scripts wait with DEBUG SLEEP: TIME does not move inside a script.
+    s.client().execute_command("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "1")
     yield s
     s.stop()
 
@@ -507,8 +509,8 @@ def test_busy_script_after_write_is_unkillable(busy_server):
     s = busy_server
     runner = s.client(decode_responses=True)
     t, res = _bg(lambda: runner.eval(
-        "redis.call('set', 'x', 'y') local t = redis.call('time') "
-        "while true do local n = redis.call('time') if tonumber(n[1]) > tonumber(t[1]) + 1 then break end end "
+        "redis.call('set', 'x', 'y') for i = 1, 150 do redis.call('debug', 'sleep', 0.01) "
+        "local x = 0 for j = 1, 100000 do x = x + j end end "  # instructions: the busy check's hook
         "return 'done'", 0))
     c = s.client(decode_responses=True)
     _wait_busy(c)
@@ -560,6 +562,7 @@ def test_busy_script_time_limit_config(r):
 @pytest.fixture(scope="module")
 def threaded():
     s = Server(threads=4)
+    s.client().execute_command("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "1")
     yield s
     s.stop()
 
@@ -638,9 +641,7 @@ def test_declared_key_scripts_do_not_stop_other_keys(threaded):
     runner = s.client(decode_responses=True)
     # a 300 ms script on one key; other keys keep being served meanwhile
     t, res = _bg(lambda: runner.eval(
-        "local t = redis.call('time') while true do local n = redis.call('time') "
-        "if (tonumber(n[1]) - tonumber(t[1])) * 1000000 + tonumber(n[2]) - tonumber(t[2]) > 300000 then break end "
-        "end return 1", 1, "slowkey"))
+        "for i = 1, 30 do redis.call('debug', 'sleep', 0.01) end return 1", 1, "slowkey"))
     # Connections land on workers by SO_REUSEPORT hashing: one may share the
     # script's worker (and wait for it, as every client does in Redis), so
     # time several connections at once: those on other workers must not
