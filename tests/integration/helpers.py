@@ -182,6 +182,25 @@ def server_version(client):
     return tuple(int(x) for x in re.findall(r"\d+", v)[:3])
 
 
+def time_at_once(conns, fn, timeout=5.0):
+    """fn(conn, i) on every connection at once, one thread each: the seconds
+    each call took (a call still running after timeout is left out)."""
+    import threading
+    took = []
+
+    def run(c, i):
+        t0 = time.time()
+        fn(c, i)
+        took.append(time.time() - t0)
+
+    ts = [threading.Thread(target=run, args=(c, i)) for i, c in enumerate(conns)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(timeout)
+    return took
+
+
 def wait_until(pred, timeout=5.0, interval=0.02):
     deadline = time.time() + timeout
     while time.time() < deadline:

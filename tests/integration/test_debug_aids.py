@@ -10,7 +10,7 @@ import time
 import pytest
 import redis
 
-from helpers import MODE
+from helpers import MODE, time_at_once
 
 
 def need_72(r):
@@ -101,18 +101,7 @@ def test_a_parallel_script_sleeping_holds_no_other_slot(dr, server):
     t = threading.Thread(target=lambda: dr.eval(body, 1, "sleeper"))
     t.start()
     time.sleep(0.1)
-    took = []
-
-    def probe(o, i):
-        t0 = time.time()
-        o.set("other%d" % i, 1)
-        took.append(time.time() - t0)
-
-    ps = [threading.Thread(target=probe, args=(o, i)) for i, o in enumerate(others)]
-    for p in ps:
-        p.start()
-    for p in ps:
-        p.join(5)
+    took = time_at_once(others, lambda o, i: o.set("other%d" % i, 1))
     t.join(5)
     for o in others:
         o.close()

@@ -59,6 +59,17 @@ def test_pause_cron_leaves_a_finished_bgsave_unreaped():
         s.stop()
 
 
+def held_sigterm():
+    """A server whose cron is paused, with a SIGTERM held back: (server,
+    client)."""
+    s = Server()
+    c = client(s)
+    c.execute_command("DEBUG", "PAUSE-CRON", "1")
+    os.kill(s.proc.pid, signal.SIGTERM)
+    assert wait_until(lambda: "Received SIGTERM" in logtext(s), timeout=5)
+    return s, c
+
+
 def test_shutdown_abort_cancels_a_held_sigterm():
     s = Server()
     c = client(s)
@@ -83,11 +94,7 @@ def test_shutdown_abort_cancels_a_held_sigterm():
 
 
 def test_held_sigterm_goes_on_when_the_cron_resumes():
-    s = Server()
-    c = client(s)
-    c.execute_command("DEBUG", "PAUSE-CRON", "1")
-    os.kill(s.proc.pid, signal.SIGTERM)
-    assert wait_until(lambda: "Received SIGTERM" in logtext(s), timeout=5)
+    s, c = held_sigterm()
     time.sleep(0.2)
     assert s.proc.poll() is None and c.ping()
     c.execute_command("DEBUG", "PAUSE-CRON", "0")
@@ -97,11 +104,7 @@ def test_held_sigterm_goes_on_when_the_cron_resumes():
 
 
 def test_sigint_on_a_held_shutdown_exits_at_once():
-    s = Server()
-    c = client(s)
-    c.execute_command("DEBUG", "PAUSE-CRON", "1")
-    os.kill(s.proc.pid, signal.SIGTERM)
-    assert wait_until(lambda: "Received SIGTERM" in logtext(s), timeout=5)
+    s, _ = held_sigterm()
     os.kill(s.proc.pid, signal.SIGINT)
     s.proc.wait(10)
     assert s.proc.returncode == 1
@@ -110,11 +113,7 @@ def test_sigint_on_a_held_shutdown_exits_at_once():
 
 
 def test_shutdown_command_goes_ahead_of_a_held_sigterm():
-    s = Server()
-    c = client(s)
-    c.execute_command("DEBUG", "PAUSE-CRON", "1")
-    os.kill(s.proc.pid, signal.SIGTERM)
-    assert wait_until(lambda: "Received SIGTERM" in logtext(s), timeout=5)
+    s, c = held_sigterm()
     try:
         c.execute_command("SHUTDOWN", "NOSAVE")
     except redis.ConnectionError:

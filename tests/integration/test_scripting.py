@@ -12,7 +12,7 @@ import time
 import pytest
 import redis
 
-from helpers import IS_REDIS, Resp, Server
+from helpers import IS_REDIS, Resp, Server, time_at_once
 
 needs_72 = pytest.mark.skipif(IS_REDIS, reason="Redis 7.2+ behaviour (reference server is 7.0)")
 
@@ -650,19 +650,11 @@ def test_declared_key_scripts_do_not_stop_other_keys(threaded):
     for o in others:
         o.ping()
     time.sleep(0.05)
-    took = []
-
     def probe(o, i):
-        t0 = time.time()
         o.set("otherkey%d" % i, "v")
         assert o.get("otherkey%d" % i) == "v"
-        took.append(time.time() - t0)
 
-    ps = [threading.Thread(target=probe, args=(o, i)) for i, o in enumerate(others)]
-    for p in ps:
-        p.start()
-    for p in ps:
-        p.join(5)
+    took = time_at_once(others, probe)
     t.join(5)
     assert res.get("r") == 1
     assert len(took) == len(others)
