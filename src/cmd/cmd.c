@@ -496,13 +496,17 @@ run:
             reply_error(&c->out, "LOADING Redis is loading the dataset in memory");
             goto rejected;
         }
+        /* EXEC: judged by its queued commands (Redis's cmd_flags and
+         * cmd_inv_flags), so a replica that went stale or read-only
+         * after they were queued aborts the transaction. */
+        int exec_q = cmd->fn == exec_command && c->ms && multi_in_progress(c);
         if ((g & RG_LINK_DOWN) && !__atomic_load_n(&cfg.replica_serve_stale_data, __ATOMIC_RELAXED) &&
-            !(cmd_flags_of(c, cmd) & CMD_STALE)) {
+            (!(cmd_flags_of(c, cmd) & CMD_STALE) || (exec_q && multi_queued_lacks(c, CMD_STALE)))) {
             reply_error(&c->out, "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.");
             goto rejected;
         }
         if ((g & RG_REPLICA) && __atomic_load_n(&cfg.replica_read_only, __ATOMIC_RELAXED) &&
-            (cmd_flags_of(c, cmd) & CMD_WRITE)) {
+            ((cmd_flags_of(c, cmd) & CMD_WRITE) || (exec_q && (multi_queued_flags(c) & CMD_WRITE)))) {
             reply_error(&c->out, "READONLY You can't write against a read only replica.");
             goto rejected;
         }

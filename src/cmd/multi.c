@@ -741,6 +741,15 @@ unsigned multi_queued_flags(const struct client *c)
     return f;
 }
 
+int multi_queued_lacks(const struct client *c, unsigned flag)
+{
+    const struct multi_state *ms = c->ms;
+    for (int i = 0; ms && i < ms->nq; i++)
+        if (!(ms->q[i].flags & flag))
+            return 1;
+    return 0;
+}
+
 int multi_queued_denyoom(const struct client *c)
 {
     const struct multi_state *ms = c->ms;

@@ -79,11 +79,14 @@ int multi_in_progress(const struct client *c);
 void multi_flag_error(struct client *c);
 /* The client is inside MULTI: cmd_execute queues commands. */
 int multi_queue_command(struct client *c, const struct cmd *cmd);
+/* The union of the flags of the queued commands (CLIENT PAUSE WRITE). */
+unsigned multi_queued_flags(const struct client *c);
+/* 1: some queued command lacks flag (EXEC on a stale replica is refused
+ * when one lacks CMD_STALE, as Redis's cmd_inv_flags). */
+int multi_queued_lacks(const struct client *c, unsigned flag);
 /* The queued transaction holds a DENYOOM command, a script's declared
  * flags counted as they were when it was queued (EXEC is refused when
  * over maxmemory, as Redis does). */
-/* The union of the flags of the queued commands (CLIENT PAUSE WRITE). */
-unsigned multi_queued_flags(const struct client *c);
 int multi_queued_denyoom(const struct client *c);
 /* CLIENT LIST multi= (-1 outside MULTI), watch=, memory; INFO watching. */
 int multi_client_queued(const struct client *c);

@@ -697,3 +697,30 @@ def test_swapdb_bringing_a_stale_key_over_a_missing_watched_key_is_no_change(ser
         c.call("DEBUG", "SET-ACTIVE-EXPIRE", "1")
         c.call("FLUSHALL")
     d.close()
+
+
+def test_exec_is_judged_by_its_queued_commands_when_the_server_turns_replica():
+    """A server that became a replica after the commands were queued: EXEC
+    of a queued read aborts with MASTERDOWN when the link is down and
+    replica-serve-stale-data is no, EXEC of a queued write with READONLY
+    (Redis checks EXEC by its queued commands' flags)."""
+    from helpers import free_port
+    s = Server()
+    try:
+        c, admin = Resp(s.port), Resp(s.port)
+        dead = str(free_port())  # nothing listens: the link stays down
+        c.call("SET", "xx", "1")
+        for stale, queued, err in (("no", ("GET", "xx"), "MASTERDOWN"), ("yes", ("SET", "xx", "2"), "READONLY")):
+            assert admin.call("CONFIG", "SET", "replica-serve-stale-data", stale) == "OK"
+            assert c.call("MULTI") == "OK"
+            assert c.call(*queued) == "QUEUED"
+            assert admin.call("REPLICAOF", "127.0.0.1", dead) == "OK"
+            reply = c.call("EXEC")
+            assert isinstance(reply, tuple) and reply[0] == "error", reply
+            assert reply[1].startswith("EXECABORT Transaction discarded because of: " + err), reply
+            assert admin.call("REPLICAOF", "NO", "ONE") == "OK"
+        # Not stale: the same read runs.
+        assert c.call("MULTI") == "OK" and c.call("GET", "xx") == "QUEUED"
+        assert c.call("EXEC") == [b"1"]
+    finally:
+        assert s.stop() == 0
