@@ -603,7 +603,7 @@ static void expire_generic(struct client *c, long long base, long long unit)
         db_del(c->db, s, c->argv[1], c->argvlen[1]);
         lazyfree_leave(lf);
         KEY_MODIFIED(c, 1, NOTIFY_GENERIC, "del");
-        prop_op_str("DEL");
+        prop_op_str(__atomic_load_n(&cfg.lazyfree_lazy_expire, __ATOMIC_RELAXED) ? "UNLINK" : "DEL");
         prop_op_arg(c->argv[1], c->argvlen[1]);
     } else {
         db_set_expire(c->db, s, idx, when);

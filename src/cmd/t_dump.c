@@ -169,8 +169,10 @@ void restore_command(struct client *c)
             db_del(c->db, slot, key, klen);
             signal_modified_key(c, c->db, slot, key, klen);
             notify_keyspace_event(NOTIFY_GENERIC, "del", key, klen, c->db);
-            const char *argv[2] = {"DEL", key};
-            size_t lens[2] = {3, klen};
+            /* DEL, or UNLINK with lazyfree-lazy-server-del (Redis). */
+            int lazy = __atomic_load_n(&cfg.lazyfree_lazy_server_del, __ATOMIC_RELAXED);
+            const char *argv[2] = {lazy ? "UNLINK" : "DEL", key};
+            size_t lens[2] = {lazy ? 6 : 3, klen};
             prop_rewrite(c, 2, argv, lens);
         }
         reply_ok(&c->out);

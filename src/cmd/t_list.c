@@ -624,13 +624,13 @@ static int serve_pop(struct client *c, int first, int n, int where, long long co
             popped = pop_many_reply(c, e, where, count);
         removed_event(c, i, e, pop_event(where), popped);
         /* Fed as the plain pop of the key served (BLPOP -> LPOP key,
-         * [B]LMPOP -> LPOP key count), as Redis. */
+         * [B]LMPOP -> LPOP key <count popped>), as Redis. */
         prop_prevent();
         prop_op_begin(c->db);
         prop_op_str(where == LHEAD ? "LPOP" : "RPOP");
         prop_op_arg(c->argv[i], c->argvlen[i]);
         if (count >= 0)
-            prop_op_ll(count);
+            prop_op_ll((long long)popped);
         prop_op_end();
         return 1;
     }

@@ -405,10 +405,11 @@ void spop_command(struct client *c)
             reply_whole_set(c, &o);
             del_key(c, 1);
             KEY_EVENT(c, 1, NOTIFY_GENERIC, "del");
-            /* The whole set went: DEL, as Redis. */
+            /* The whole set went: DEL, or UNLINK with
+             * lazyfree-lazy-server-del, as Redis. */
             prop_prevent();
             prop_op_begin(c->db);
-            prop_op_str("DEL");
+            prop_op_str(__atomic_load_n(&cfg.lazyfree_lazy_server_del, __ATOMIC_RELAXED) ? "UNLINK" : "DEL");
             prop_op_arg(c->argv[1], c->argvlen[1]);
             prop_op_end();
         } else {

@@ -212,7 +212,9 @@ static void set_generic(struct client *c, int flags, long long when, int ok_repl
         KEY_MODIFIED(c, 1, NOTIFY_STRING, "set");
         if (flags & SET_ANY_EXPIRE) {
             KEY_EVENT(c, 1, NOTIFY_GENERIC, "expire");
-            prop_set_pxat(c, 2, expire);
+            /* Already absolute (PXAT): fed as it came, as Redis. */
+            if (!(flags & SET_PXAT))
+                prop_set_pxat(c, 2, expire);
         }
     }
     if (!(flags & SET_GET)) {

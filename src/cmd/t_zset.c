@@ -886,7 +886,8 @@ static int zpop_pick(struct client *c, int first, int n, struct entry **out, lon
     return 0;
 }
 
-/* BZPOPMIN/MAX, [B]ZMPOP served: fed as ZPOPMIN/ZPOPMAX key [count] (Redis). */
+/* BZPOPMIN/MAX, [B]ZMPOP served: fed as ZPOPMIN/ZPOPMAX key [count popped]
+ * (Redis). */
 static void prop_zpop(struct client *c, int ki, int where, long long count)
 {
     prop_prevent();
@@ -978,8 +979,10 @@ static void zmpop_generic(struct client *c, int ni, int block)
     if (ki < 0)
         return;
     if (ki > 0) {
+        /* Fed with the count popped, as Redis (the set may go away). */
+        long long len = (long long)zset_length(e), popped = count > len ? len : count;
         zpop_reply(c, ki, e, idx, where, (long)count, ZP_KEY_NESTED);
-        prop_zpop(c, ki, where, count);
+        prop_zpop(c, ki, where, popped);
         return;
     }
     if (!block) {

@@ -237,6 +237,37 @@ def test_set_relative_ttls_become_pxat(r, tail):
     assert tail.new() == [["SET", "k1", "w", "KEEPTTL"], ["SET", "plain", "1"]]
 
 
+def test_set_pxat_is_fed_as_it_came(r, tail):
+    # Already absolute: not rewritten (Redis keeps the client's argv).
+    t = now_ms(r)
+    r.execute_command("SET", "k7", "v", "pxat", t + 8000, "GET")
+    assert tail.new() == [["SET", "k7", "v", "pxat", str(t + 8000), "GET"]]
+
+
+def test_whole_key_deletions_follow_lazyfree(r, tail):
+    """SPOP of a whole set and RESTORE of an expired value over a key feed
+    DEL, or UNLINK with lazyfree-lazy-server-del; EXPIRE in the past feeds
+    DEL, or UNLINK with lazyfree-lazy-expire (Redis)."""
+    r.set("src", "v")
+    dump = r.dump("src")
+    tail.new()
+    try:
+        for lazy, word in (("no", "DEL"), ("yes", "UNLINK")):
+            r.config_set("lazyfree-lazy-server-del", lazy)
+            r.config_set("lazyfree-lazy-expire", lazy)
+            r.sadd("s", "a", "b")
+            r.execute_command("SPOP", "s", 5)
+            r.set("rk", "old")
+            r.execute_command("RESTORE", "rk", 1, dump, "REPLACE", "ABSTTL")
+            r.set("ek", "v")
+            r.execute_command("EXPIRE", "ek", -1)
+            assert tail.new() == [["SADD", "s", "a", "b"], [word, "s"], ["SET", "rk", "old"], [word, "rk"],
+                                  ["SET", "ek", "v"], [word, "ek"]]
+    finally:
+        r.config_set("lazyfree-lazy-server-del", "no")
+        r.config_set("lazyfree-lazy-expire", "no")
+
+
 def test_set_with_time_in_past_is_del(r, tail):
     r.set("old", "1")
     r.execute_command("SET", "old", "2", "PXAT", 1000)
@@ -390,7 +421,8 @@ def test_blocking_pops_served_now(r, tail):
     r.execute_command("BRPOPLPUSH", "l2", "l3", 1)
     r.bzpopmin("z", 1)
     r.execute_command("BZMPOP", 1, 1, "z", "MAX", "COUNT", 2)
-    assert tail.new() == [["LPOP", "l"], ["RPOP", "l"], ["LPOP", "l", "5"], ["RPUSH", "l", "x", "y"],
+    # [B]LMPOP / [B]ZMPOP are fed with the count popped (2 of the 5 asked).
+    assert tail.new() == [["LPOP", "l"], ["RPOP", "l"], ["LPOP", "l", "2"], ["RPUSH", "l", "x", "y"],
                           ["RPOP", "l", "1"], ["LMOVE", "l", "l2", "LEFT", "RIGHT"],
                           ["LMOVE", "l2", "l3", "RIGHT", "LEFT"], ["ZPOPMIN", "z"], ["ZPOPMAX", "z", "2"]]
 
@@ -406,7 +438,7 @@ def test_blocking_pops_served_later_by_the_writer(srv, r, tail):
         (("BLMOVE", "q2", "d2", "RIGHT", "LEFT", 5), ("LPUSH", "q2", "b"),
          [["LPUSH", "q2", "b"], ["LMOVE", "q2", "d2", "RIGHT", "LEFT"]]),
         (("BLMPOP", 5, 1, "q3", "RIGHT", "COUNT", 3), ("RPUSH", "q3", "1", "2"),
-         [["RPUSH", "q3", "1", "2"], ["RPOP", "q3", "3"]]),
+         [["RPUSH", "q3", "1", "2"], ["RPOP", "q3", "2"]]),
         (("BZPOPMAX", "q4", 5), ("ZADD", "q4", 1, "m"), [["ZADD", "q4", "1", "m"], ["ZPOPMAX", "q4"]]),
         (("BZMPOP", 5, 1, "q5", "MIN"), ("ZADD", "q5", 1, "m"), [["ZADD", "q5", "1", "m"], ["ZPOPMIN", "q5", "1"]]),
     ]
