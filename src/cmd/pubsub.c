@@ -34,6 +34,7 @@
 #include "../base/mem.h"
 #include "../base/util.h"
 #include "../ds/dict.h"
+#include "../persist/prop.h"
 #include "commands.h"
 #include "pubsub.h"
 
@@ -529,6 +530,8 @@ static void do_publish(struct client *c, int shard)
      * SPUBLISH) get it over the bus; the reply counts this node's. */
     if (HK_UNLIKELY(cluster_on))
         cluster_propagate_publish(shard, c->argv[1], c->argvlen[1], c->argv[2], c->argvlen[2]);
+    else /* to the replicas' subscribers, as Redis (not the AOF) */
+        prop_feed_repl(c->db, c->argc, (const char *const *)c->argv, c->argvlen);
 }
 
 /* Cluster mode: slots that left this node's shard.  Each worker drops its

@@ -78,20 +78,26 @@ unsigned long long prop_dirty_total(void)
 }
 
 /* ----------------------------------------------------------------- sink --- */
-static void sink(int db, int argc, const char *const *argv, const size_t *lens)
+/* Where a fed command goes: both (every write), or the replicas only
+ * (PUBLISH, Redis's PROPAGATE_REPL). */
+enum { TO_ALL = 0, TO_REPL = 1 };
+
+static void sink(int db, int argc, const char *const *argv, const size_t *lens, int to)
 {
     if (prop_sink) {
-        prop_sink(db, argc, argv, lens);
+        if (to == TO_ALL)
+            prop_sink(db, argc, argv, lens);
         return;
     }
-    if (aof_feed_cmd)
+    if (aof_feed_cmd && to == TO_ALL)
         aof_feed_cmd(db, argc, argv, lens);
     if (repl_feed_cmd && (atomic_load_explicit(&prop_on, memory_order_relaxed) & PROP_ON_REPL))
         repl_feed_cmd(db, argc, argv, lens);
 }
 
 /* ----------------------------------------------------------------- units --- */
-/* Kept commands: [int db][int argc] then per argument [size_t len][bytes]. */
+/* Kept commands: [int db][int to][int argc] then per argument [size_t
+ * len][bytes]. */
 struct unit {
     int depth;
     int nops;
@@ -117,13 +123,14 @@ static void unit_put(const void *p, size_t n)
     u.len += n;
 }
 
-static void unit_keep(int db, int argc, const char *const *argv, const size_t *lens)
+static void unit_keep(int db, int argc, const char *const *argv, const size_t *lens, int to)
 {
-    size_t need = 2 * sizeof(int);
+    size_t need = 3 * sizeof(int);
     for (int i = 0; i < argc; i++)
         need += sizeof(size_t) + lens[i];
     unit_reserve(need);
     unit_put(&db, sizeof(int));
+    unit_put(&to, sizeof(int));
     unit_put(&argc, sizeof(int));
     for (int i = 0; i < argc; i++) {
         unit_put(&lens[i], sizeof(size_t));
@@ -137,17 +144,20 @@ static void unit_flush(void)
     if (u.nops > 0) {
         static const char *const multi[1] = {"MULTI"}, *const exec[1] = {"EXEC"};
         static const size_t multi_len[1] = {5}, exec_len[1] = {4};
+        /* As Redis: MULTI/EXEC go everywhere, each command where it was
+         * fed (the AOF of a transaction with a PUBLISH lacks the PUBLISH). */
         int wrap = u.nops > 1;
         if (wrap)
-            sink(-1, 1, multi, multi_len);
+            sink(-1, 1, multi, multi_len, TO_ALL);
         const char *stack_argv[32];
         size_t stack_lens[32];
         size_t pos = 0;
         for (int k = 0; k < u.nops; k++) {
-            int db, argc;
+            int db, to, argc;
             memcpy(&db, u.buf + pos, sizeof(int));
-            memcpy(&argc, u.buf + pos + sizeof(int), sizeof(int));
-            pos += 2 * sizeof(int);
+            memcpy(&to, u.buf + pos + sizeof(int), sizeof(int));
+            memcpy(&argc, u.buf + pos + 2 * sizeof(int), sizeof(int));
+            pos += 3 * sizeof(int);
             const char **argv = argc <= 32 ? stack_argv : hk_malloc(sizeof(char *) * (size_t)argc);
             size_t *lens = argc <= 32 ? stack_lens : hk_malloc(sizeof(size_t) * (size_t)argc);
             for (int i = 0; i < argc; i++) {
@@ -156,14 +166,14 @@ static void unit_flush(void)
                 argv[i] = u.buf + pos;
                 pos += lens[i];
             }
-            sink(db, argc, argv, lens);
+            sink(db, argc, argv, lens, to);
             if (argv != stack_argv) {
                 hk_free(argv);
                 hk_free(lens);
             }
         }
         if (wrap)
-            sink(-1, 1, exec, exec_len);
+            sink(-1, 1, exec, exec_len, TO_ALL);
     }
     u.nops = 0;
     u.len = 0;
@@ -189,16 +199,26 @@ void prop_unit_end(void)
 }
 
 /* -------------------------------------------------------------- feeding --- */
-void prop_feed(int db, int argc, const char *const *argv, const size_t *lens)
+static void feed_to(int db, int argc, const char *const *argv, const size_t *lens, int to)
 {
     if (db_loading || prop_feed_off || argc <= 0)
         return;
     if (!atomic_load_explicit(&prop_on, memory_order_relaxed) && !prop_sink && u.depth == 0)
         return;
     if (u.depth == 0)
-        sink(db, argc, argv, lens);
+        sink(db, argc, argv, lens, to);
     else
-        unit_keep(db, argc, argv, lens);
+        unit_keep(db, argc, argv, lens, to);
+}
+
+void prop_feed(int db, int argc, const char *const *argv, const size_t *lens)
+{
+    feed_to(db, argc, argv, lens, TO_ALL);
+}
+
+void prop_feed_repl(int db, int argc, const char *const *argv, const size_t *lens)
+{
+    feed_to(db, argc, argv, lens, TO_REPL);
 }
 
 void prop_rewrite(struct client *c, int argc, const char *const *argv, const size_t *lens)

@@ -144,6 +144,11 @@ extern _Thread_local int prop_feed_off;
 /* Feed one command (Redis's alsoPropagate): now, or at the end of the
  * thread's open unit.  argv is copied when kept. */
 void prop_feed(int db, int argc, const char *const *argv, const size_t *lens);
+/* Fed to the replicas only, never the AOF (PUBLISH and SPUBLISH outside
+ * cluster mode, so that a replica's subscribers get its master's
+ * messages; Redis's PROPAGATE_REPL).  In a unit it keeps its place; a
+ * unit's MULTI/EXEC still go to both. */
+void prop_feed_repl(int db, int argc, const char *const *argv, const size_t *lens);
 /* The command fed instead of c's own argv: prop_prevent() + prop_feed(c->db). */
 void prop_rewrite(struct client *c, int argc, const char *const *argv, const size_t *lens);
 /* Feed c's argv as it is now, at once (FUNCTION LOAD under the script

@@ -1152,3 +1152,48 @@ def test_swapdb_async_loading_serves_the_old_dataset():
         assert rc.execute_command("DEBUG", "DIGEST") == mc.execute_command("DEBUG", "DIGEST")
     finally:
         stop_all(r, m)
+
+
+def _messages(sub, n, timeout=10):
+    """The next n pub/sub messages' (channel, data)."""
+    got, end = [], time.time() + timeout
+    while len(got) < n and time.time() < end:
+        m = sub.get_message(timeout=0.2)
+        if m and m["type"] == "message":
+            got.append((m["channel"], m["data"]))
+    return got
+
+
+@pytest.mark.parametrize("master_kind", ["hotkv", "redis"])
+def test_publish_reaches_the_replicas_subscribers(master_kind):
+    """PUBLISH on the master reaches the subscribers of its replicas, alone
+    or inside MULTI/EXEC with a write, as Redis propagates it (to the
+    replicas only: the master's AOF has the SET, not the PUBLISH)."""
+    m = hotkv("--appendonly", "yes") if master_kind == "hotkv" else RedisMaster()
+    r = None
+    try:
+        mc = raw(m.port)
+        r = hotkv("--replicaof", "127.0.0.1", str(m.port))
+        rc = raw(r.port)
+        assert wait_until(lambda: synced(rc, mc), timeout=15), unsynced(rc, mc, r, m)
+        sub = redis.Redis(host="127.0.0.1", port=r.port, decode_responses=True).pubsub()
+        sub.subscribe("news")
+        assert wait_until(lambda: sub.get_message(timeout=0.1) is not None, timeout=5)  # the confirmation
+        assert mc.execute_command("PUBLISH", "news", "one") == 0  # nobody on the master
+        p = mc.pipeline(transaction=True)
+        p.execute_command("SET", "k", "v")
+        p.execute_command("PUBLISH", "news", "two")
+        p.execute()
+        assert _messages(sub, 2) == [("news", "one"), ("news", "two")]
+        assert wait_until(lambda: rc.execute_command("GET", "k") == "v", timeout=5)
+        sub.close()
+        if master_kind == "hotkv":
+            aof = ""
+            d = os.path.join(m.dir, "appendonlydir")
+            for name in sorted(os.listdir(d)):
+                if name.endswith(".aof"):
+                    with open(os.path.join(d, name), "rb") as f:
+                        aof += f.read().decode("latin-1")
+            assert "\r\nSET\r\n" in aof.upper() and "PUBLISH" not in aof.upper(), aof
+    finally:
+        stop_all(r, m)
