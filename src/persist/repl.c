@@ -1559,10 +1559,13 @@ long long repl_offset(int *have_backlog)
 int repl_drop_replicas(void)
 {
     pthread_mutex_lock(&mu);
-    drop_all = 1;
     int n = 0;
     for (struct replica *r = replicas; r; r = r->next)
         n += !r->gone;
+    /* Only when there is one to drop: a flag left set with none would cut
+     * the next replica to attach, long after (REPLICAOF ... then NO ONE). */
+    if (n)
+        drop_all = 1;
     pthread_mutex_unlock(&mu);
     return n;
 }

@@ -1197,3 +1197,25 @@ def test_publish_reaches_the_replicas_subscribers(master_kind):
             assert "\r\nSET\r\n" in aof.upper() and "PUBLISH" not in aof.upper(), aof
     finally:
         stop_all(r, m)
+
+
+def test_a_replica_attached_after_replicaof_no_one_is_kept():
+    """REPLICAOF (to a master that is not there) and back to NO ONE with no
+    replica attached: the next replica to attach is served, not cut at
+    once by a drop left pending from the role change."""
+    m = hotkv()
+    r = None
+    try:
+        mc = raw(m.port)
+        assert mc.execute_command("REPLICAOF", "127.0.0.1", str(free_port())) == "OK"
+        assert mc.execute_command("REPLICAOF", "NO", "ONE") == "OK"
+        mc.execute_command("SET", "k", "v")
+        r = hotkv("--replicaof", "127.0.0.1", str(m.port))
+        rc = raw(r.port)
+        assert wait_until(lambda: synced(rc, mc), timeout=15), unsynced(rc, mc, r, m)
+        time.sleep(0.5)  # the replication thread's housekeeping has run
+        assert "killed" not in logtext(m), logtext(m)
+        assert synced(rc, mc) and rc.execute_command("GET", "k") == "v"
+        assert int(info(mc)["connected_slaves"]) == 1
+    finally:
+        stop_all(r, m)
