@@ -64,8 +64,14 @@ int cmd_arg_redacted(const struct cmd *cmd, int argc, const char *const *argv, c
         if (i < 3 || (i - 3) % 2)
             return 0;
         return str_eq_nocase(argv[i - 1], lens[i - 1], "requirepass") ||
-               str_eq_nocase(argv[i - 1], lens[i - 1], "masterauth");
+               str_eq_nocase(argv[i - 1], lens[i - 1], "masterauth") ||
+               str_eq_nocase(argv[i - 1], lens[i - 1], "tls-key-file-pass") ||
+               str_eq_nocase(argv[i - 1], lens[i - 1], "tls-client-key-file-pass");
     }
+    /* ACL SETUSER name rules...: every argument after SETUSER (passwords
+     * and their hashes among them), as Redis. */
+    if (strcmp(cmd->name, "acl|setuser") == 0)
+        return i >= 2;
     if (cmd->fn == migrate_command) /* AUTH / AUTH2 credentials */
         return migrate_arg_redacted(argc, argv, lens, i);
     return 0;

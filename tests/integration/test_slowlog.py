@@ -233,6 +233,18 @@ def test_sensitive_arguments_redacted(c, server):
     ]
 
 
+def test_acl_setuser_arguments_redacted(c, server):
+    # Every argument after SETUSER: the password would otherwise be in the
+    # slow log for anyone allowed SLOWLOG GET to read.
+    c.call("CONFIG", "SET", "slowlog-log-slower-than", "0")
+    c.call("SLOWLOG", "RESET")
+    c.call("ACL", "SETUSER", "slowlog-user", "on", ">secretpw", "+get")
+    c.call("ACL", "DELUSER", "slowlog-user")
+    got = args_of(logged(c))
+    assert ["acl", "SETUSER", "(redacted)", "(redacted)", "(redacted)", "(redacted)"] in got, got
+    assert not any("secretpw" in a for cmd in got for a in cmd), got
+
+
 def test_blocked_command_logged_when_served(c, server):
     c.call("CONFIG", "SET", "slowlog-log-slower-than", "0")
     c.call("DEL", "mylist")
