@@ -715,14 +715,16 @@ def test_reshard_1000_slots_under_load_and_a_failover(six):
     does not own its slot."""
     ns = six
     stop = os.path.join(ns[0].dir, "STOP")
+    import threading
+    # Set on every way out: a failed assertion must not leave the writer
+    # looping against stopped nodes (pytest would never exit).
+    halt = threading.Event()
     node = subprocess.Popen([NODE, "cluster_client.js", "300", "90000", stop] + [str(n.port) for n in ns],
                             cwd=E2E, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         assert node.stdout.readline().strip() == '{"event":"ready"}'
         rc = redis.RedisCluster(host="127.0.0.1", port=ns[1].port, decode_responses=True)
         acked, errors = {}, [0]
-        import threading
-        halt = threading.Event()
 
         def writer():
             r = 0
@@ -735,7 +737,7 @@ def test_reshard_1000_slots_under_load_and_a_failover(six):
                     except Exception:
                         errors[0] += 1
                         time.sleep(0.05)
-        t = threading.Thread(target=writer)
+        t = threading.Thread(target=writer, daemon=True)
         t.start()
         masters, _ = masters_replicas(ns)
         src, dst = masters[0], masters[1]
@@ -778,6 +780,7 @@ def test_reshard_1000_slots_under_load_and_a_failover(six):
         ok, bad = keys_where_they_belong(ns)
         assert ok, bad
     finally:
+        halt.set()
         if node.poll() is None:
             node.kill()
             node.wait()
