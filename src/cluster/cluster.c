@@ -1386,15 +1386,18 @@ static int ip_of_peer(int fd, char *out, int local)
     return 0;
 }
 
-/* The sender's IP: the one it announces, else its socket's peer. */
-static void sender_ip(struct link *l, const unsigned char *h, char *out)
+/* The sender's IP: the one it announces, else its socket's peer.  -1 when
+ * neither is known: the peer may have closed the link before we read what it
+ * sent (a node stopped with SIGSTOP wakes to a backlog of messages on links
+ * its peers have since dropped), and getpeername() then fails. */
+static int sender_ip(struct link *l, const unsigned char *h, char *out)
 {
     if (h[2168]) {
         memcpy(out, h + 2168, IPLEN);
         out[IPLEN - 1] = 0;
-    } else if (ip_of_peer(l->fd, out, 0) < 0) {
-        out[0] = 0;
+        return 0;
     }
+    return ip_of_peer(l->fd, out, 0);
 }
 
 static int update_address(struct node *n, struct link *l, const unsigned char *h)
@@ -1403,7 +1406,10 @@ static int update_address(struct node *n, struct link *l, const unsigned char *h
     int port = (int)get16(h + 10), cport = (int)get16(h + 2248), pport = (int)get16(h + 2246);
     if (l == n->link || n == myself)
         return 0;
-    sender_ip(l, h, ip);
+    /* An unknown address is no new address: taking "" would point our link
+     * at nowhere, and the node would look failing to us for good. */
+    if (sender_ip(l, h, ip) < 0)
+        return 0;
     if (!strcmp(ip, n->ip) && n->port == port && n->cport == cport && n->pport == pport)
         return 0;
     snprintf(n->ip, sizeof(n->ip), "%s", ip);
@@ -1806,9 +1812,10 @@ static int process(struct link *l)
                 todo_save = 1;
             }
         }
-        if (!sender && type == T_MEET) {
+        char mip[IPLEN];
+        if (!sender && type == T_MEET && sender_ip(l, h, mip) == 0) {
             struct node *n = node_new(NULL, NF_HANDSHAKE);
-            sender_ip(l, h, n->ip);
+            snprintf(n->ip, sizeof(n->ip), "%s", mip);
             n->port = (int)get16(h + 10);
             n->pport = (int)get16(h + 2246);
             n->cport = (int)get16(h + 2248);
