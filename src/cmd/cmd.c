@@ -298,6 +298,7 @@ static void reply_busy(struct client *c)
  * serve; -1 the error was replied. */
 static int cluster_check(struct client *c, const struct cmd *cmd)
 {
+    c->cl_recheck = 0;
     if (cmd->fn == multi_command) {
         c->cl_tx_slot = -1;
         return 0;
@@ -367,11 +368,32 @@ static int cluster_check(struct client *c, const struct cmd *cmd)
             reply_error(&c->out, err);
             return -1;
         }
+        /* Served because every key is still here: MIGRATE (or a DEL) on
+         * another thread may move one before this command takes the slot's
+         * lock, so cmd_execute looks again under it (cluster_keys_gone). */
+        if ((b & CSB_MIGRATING) && nk > 0 && !missing && !is_exec && !shard && !in_multi)
+            c->cl_recheck = slot + 1;
     }
     if (kidx != idx)
         hk_free(kidx);
     if (in_multi && !is_exec)
         c->cl_tx_slot = c->cl_tx_slot == -1 || c->cl_tx_slot == slot ? slot : -2;
+    return 0;
+}
+
+/* Under the slot's lock, before running a command cluster_check let
+ * through on a migrating slot because all its keys were here: 1 when one has
+ * gone since (moved by MIGRATE, deleted), and the command must be routed
+ * again (ASK / TRYAGAIN), as Redis's single thread routes and runs in one
+ * step.  Run otherwise, it would create the key here while the target has it
+ * too. */
+static int cluster_keys_gone(struct client *c, const int *kidx, int nk)
+{
+    unsigned slot = (unsigned)c->cl_recheck - 1;
+    c->cl_recheck = 0;
+    for (int i = 0; i < nk; i++)
+        if (!db_get(c->db, slot, c->argv[kidx[i]], c->argvlen[kidx[i]], LK_NOTOUCH | LK_NOSTATS | LK_NOEXPIRE))
+            return 1;
     return 0;
 }
 
@@ -633,9 +655,14 @@ run:
                 c->kslot[kidx[i]] = s;
                 sl[i] = s;
             }
+        relock:
             if (nk == 1) {
                 if (!spin_trylock(&ks.locks[sl[0]]) && db_lock_one_ex(sl[0], 1) < 0) {
                     reply_busy(c);
+                } else if (HK_UNLIKELY(c->cl_recheck) && cluster_keys_gone(c, kidx, nk)) {
+                    spin_unlock(&ks.locks[sl[0]]);
+                    if (cluster_check(c, cmd) == 0)
+                        goto relock;
                 } else {
                     cmd->fn(c);
                     prop_top_end(c, pd, cmd_is_write);
@@ -646,6 +673,10 @@ run:
             } else if (nk > 1) {
                 if (db_lock_slots_ex(sl, nk, 1) < 0) {
                     reply_busy(c);
+                } else if (HK_UNLIKELY(c->cl_recheck) && cluster_keys_gone(c, kidx, nk)) {
+                    db_unlock_slots(sl, nk);
+                    if (cluster_check(c, cmd) == 0)
+                        goto relock;
                 } else {
                     cmd->fn(c);
                     prop_top_end(c, pd, cmd_is_write);

@@ -68,6 +68,7 @@ struct client {
 
     int db;
     int cl_tx_slot; /* cluster mode: the slot of the transaction queued so far (-1 none, -2 several) */
+    int cl_recheck; /* cluster mode: 1 + the migrating slot whose keys cluster_check found here (0 none) */
     int authenticated;
     unsigned flags;
     char *name, *lib_name, *lib_ver;
