@@ -2473,6 +2473,26 @@ static void send_published(void)
     }
 }
 
+/* A new config epoch without the others' agreement (Redis's
+ * clusterBumpConfigEpochWithoutConsensus), unless ours is already the
+ * greatest epoch known: greater than every node's config epoch and than
+ * current_epoch, which every message header raises.  current_epoch counts:
+ * a node may have heard of a newer epoch from a third node before it hears
+ * from the node that holds it, and not bumping then lets that node's stale
+ * claim win back a slot just imported.  1 when bumped.  cl_mu held. */
+static int bump_epoch_alone(void)
+{
+    uint64_t max = current_epoch;
+    for (int i = 0; i < nnodes; i++)
+        if (nodes[i]->config_epoch > max)
+            max = nodes[i]->config_epoch;
+    if (myself->config_epoch != 0 && myself->config_epoch == max)
+        return 0;
+    current_epoch++;
+    myself->config_epoch = current_epoch;
+    return 1;
+}
+
 /* --------------------------------------------------------- routing --- */
 static const char *endpoint(struct node *n, char *buf, size_t cap)
 {
@@ -2963,13 +2983,7 @@ static void cmd_setslot(struct client *c)
             importing_from[slot] = NULL;
             /* The slot is ours now: a new epoch, so the others learn it
              * (Redis bumps without agreement here). */
-            int maxep = 0;
-            for (int i = 0; i < nnodes; i++)
-                if (nodes[i]->config_epoch > myself->config_epoch)
-                    maxep = 1;
-            if (myself->config_epoch == 0 || maxep) {
-                current_epoch++;
-                myself->config_epoch = current_epoch;
+            if (bump_epoch_alone()) {
                 todo_fsync = 1;
                 log_msg(LL_NOTICE, "configEpoch updated after importing slot to %llu",
                         (unsigned long long)current_epoch);
@@ -3263,13 +3277,7 @@ void cluster_command(struct client *c)
         else
             reply_int(&c->out, reports_count(n));
     } else if (is(c, 1, "bumpepoch") && c->argc == 2) {
-        int maxep = 0;
-        for (int i = 0; i < nnodes; i++)
-            if (nodes[i] != myself && nodes[i]->config_epoch >= myself->config_epoch)
-                maxep = 1;
-        if (myself->config_epoch == 0 || maxep) {
-            current_epoch++;
-            myself->config_epoch = current_epoch;
+        if (bump_epoch_alone()) {
             todo_save = todo_fsync = 1;
             save_config();
             char line[64];
