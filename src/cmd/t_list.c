@@ -576,14 +576,20 @@ static void lmove_generic(struct client *c, int from, int to)
     signal_key_ready(c->db, kslot(c, 2), c->argv[2], c->argvlen[2]);
     removed_event(c, 1, src, pop_event(from), 1);
     if (c->cmd->flags & CMD_BLOCKING) {
-        /* BLMOVE / BRPOPLPUSH served (now or for a blocked client): LMOVE. */
+        /* BLMOVE / BRPOPLPUSH served (now or for a blocked client): LMOVE
+         * with the client's own direction words, or RPOPLPUSH, as Redis
+         * rewrites them (its timeout dropped). */
         prop_prevent();
         prop_op_begin(c->db);
-        prop_op_str("LMOVE");
-        prop_op_arg(c->argv[1], c->argvlen[1]);
-        prop_op_arg(c->argv[2], c->argvlen[2]);
-        prop_op_str(from == LHEAD ? "LEFT" : "RIGHT");
-        prop_op_str(to == LHEAD ? "LEFT" : "RIGHT");
+        if (c->cmd->fn == brpoplpush_command) {
+            prop_op_str("RPOPLPUSH");
+            prop_op_arg(c->argv[1], c->argvlen[1]);
+            prop_op_arg(c->argv[2], c->argvlen[2]);
+        } else {
+            prop_op_str("LMOVE");
+            for (int i = 1; i <= 4; i++)
+                prop_op_arg(c->argv[i], c->argvlen[i]);
+        }
         prop_op_end();
     }
 }

@@ -417,14 +417,16 @@ def test_blocking_pops_served_now(r, tail):
     r.execute_command("BLMPOP", 1, 1, "l", "LEFT", "COUNT", 5)
     r.rpush("l", "x", "y")
     r.execute_command("LMPOP", 1, "l", "RIGHT")
-    r.execute_command("BLMOVE", "l", "l2", "LEFT", "RIGHT", 1)
+    r.execute_command("BLMOVE", "l", "l2", "left", "Right", 1)
     r.execute_command("BRPOPLPUSH", "l2", "l3", 1)
     r.bzpopmin("z", 1)
     r.execute_command("BZMPOP", 1, 1, "z", "MAX", "COUNT", 2)
-    # [B]LMPOP / [B]ZMPOP are fed with the count popped (2 of the 5 asked).
+    # [B]LMPOP / [B]ZMPOP are fed with the count popped (2 of the 5 asked);
+    # BLMOVE as LMOVE with the client's direction words, BRPOPLPUSH as
+    # RPOPLPUSH (Redis's rewriteClientCommandVector).
     assert tail.new() == [["LPOP", "l"], ["RPOP", "l"], ["LPOP", "l", "2"], ["RPUSH", "l", "x", "y"],
-                          ["RPOP", "l", "1"], ["LMOVE", "l", "l2", "LEFT", "RIGHT"],
-                          ["LMOVE", "l2", "l3", "RIGHT", "LEFT"], ["ZPOPMIN", "z"], ["ZPOPMAX", "z", "2"]]
+                          ["RPOP", "l", "1"], ["LMOVE", "l", "l2", "left", "Right"],
+                          ["RPOPLPUSH", "l2", "l3"], ["ZPOPMIN", "z"], ["ZPOPMAX", "z", "2"]]
 
 
 def test_blocking_pops_served_later_by_the_writer(srv, r, tail):
@@ -435,8 +437,9 @@ def test_blocking_pops_served_later_by_the_writer(srv, r, tail):
 
     cases = [
         (("BLPOP", "q1", 5), ("RPUSH", "q1", "a"), [["RPUSH", "q1", "a"], ["LPOP", "q1"]]),
-        (("BLMOVE", "q2", "d2", "RIGHT", "LEFT", 5), ("LPUSH", "q2", "b"),
-         [["LPUSH", "q2", "b"], ["LMOVE", "q2", "d2", "RIGHT", "LEFT"]]),
+        (("BLMOVE", "q2", "d2", "right", "LEFT", 5), ("LPUSH", "q2", "b"),
+         [["LPUSH", "q2", "b"], ["LMOVE", "q2", "d2", "right", "LEFT"]]),
+        (("BRPOPLPUSH", "q6", "d6", 5), ("LPUSH", "q6", "b"), [["LPUSH", "q6", "b"], ["RPOPLPUSH", "q6", "d6"]]),
         (("BLMPOP", 5, 1, "q3", "RIGHT", "COUNT", 3), ("RPUSH", "q3", "1", "2"),
          [["RPUSH", "q3", "1", "2"], ["RPOP", "q3", "2"]]),
         (("BZPOPMAX", "q4", 5), ("ZADD", "q4", 1, "m"), [["ZADD", "q4", "1", "m"], ["ZPOPMAX", "q4"]]),
