@@ -294,7 +294,8 @@ static void reply_busy(struct client *c)
  * with the keys looked up first when the slot is migrating or importing
  * (ASK for missing keys, TRYAGAIN for a part of them).  Commands without
  * keys run here.  A transaction: each command is checked when queued and
- * its slot remembered (c->cl_tx_slot); EXEC checks that slot again.  0
+ * its slot remembered (c->cl_tx_slot); EXEC checks that slot again, with
+ * the queued commands' keys looked up as one request's.  0
  * serve; -1 the error was replied. */
 static int cluster_check(struct client *c, const struct cmd *cmd)
 {
@@ -350,8 +351,10 @@ static int cluster_check(struct client *c, const struct cmd *cmd)
                       ((c->flags & CF_CLUSTER_READONLY) ? CR_READONLY : 0) | (shard ? CR_SHARD_PUBSUB : 0) |
                       (!strcmp(cmd->name, "migrate") ? CR_MIGRATE : 0) | (c->tls ? 0 : CR_PLAIN);
         int missing = 0, existing = 0;
-        if ((b & (CSB_MIGRATING | CSB_IMPORTING)) && !is_exec && !shard) {
+        if ((b & (CSB_MIGRATING | CSB_IMPORTING)) && !shard) {
             spin_lock(&ks.locks[slot]);
+            if (is_exec)
+                multi_queued_keys_here(c, (unsigned)slot, &missing, &existing, &multiple);
             for (int i = 0; i < nk; i++) {
                 int k = kidx[i];
                 if (db_get(c->db, (unsigned)slot, c->argv[k], c->argvlen[k], LK_NOTOUCH | LK_NOSTATS | LK_NOEXPIRE))

@@ -741,6 +741,44 @@ unsigned multi_queued_flags(const struct client *c)
     return f;
 }
 
+void multi_queued_keys_here(struct client *c, unsigned slot, int *missing, int *existing, int *multiple)
+{
+    const struct multi_state *ms = c->ms;
+    int sargc = c->argc;
+    const char **sargv = c->argv;
+    size_t *slens = c->argvlen;
+    const char *first = NULL;
+    size_t flen = 0;
+    int idx[64];
+    for (int i = 0; ms && i < ms->nq; i++) {
+        const struct qcmd *q = &ms->q[i];
+        c->argc = q->argc;
+        c->argv = q->argv;
+        c->argvlen = q->lens;
+        int *kidx = q->argc > 64 ? hk_malloc(sizeof(int) * (size_t)q->argc) : idx;
+        int nk = cmd_keys(q->cmd, c, kidx, q->argc);
+        for (int k = 0; k < nk; k++) {
+            const char *key = q->argv[kidx[k]];
+            size_t klen = q->lens[kidx[k]];
+            if (!first) {
+                first = key;
+                flen = klen;
+            } else if (klen != flen || memcmp(key, first, klen)) {
+                *multiple = 1;
+            }
+            if (db_get(c->db, slot, key, klen, LK_NOTOUCH | LK_NOSTATS | LK_NOEXPIRE))
+                (*existing)++;
+            else
+                (*missing)++;
+        }
+        if (kidx != idx)
+            hk_free(kidx);
+    }
+    c->argc = sargc;
+    c->argv = sargv;
+    c->argvlen = slens;
+}
+
 int multi_queued_lacks(const struct client *c, unsigned flag)
 {
     const struct multi_state *ms = c->ms;

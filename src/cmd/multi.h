@@ -81,6 +81,11 @@ void multi_flag_error(struct client *c);
 int multi_queue_command(struct client *c, const struct cmd *cmd);
 /* The union of the flags of the queued commands (CLIENT PAUSE WRITE). */
 unsigned multi_queued_flags(const struct client *c);
+/* Cluster mode, EXEC on a migrating or importing slot: how many keys of
+ * the queued commands are here and how many are not, and whether they are
+ * more than one key (Redis's getNodeByQuery over a transaction).  The
+ * slot's lock is held by the caller. */
+void multi_queued_keys_here(struct client *c, unsigned slot, int *missing, int *existing, int *multiple);
 /* 1: some queued command lacks flag (EXEC on a stale replica is refused
  * when one lacks CMD_STALE, as Redis's cmd_inv_flags). */
 int multi_queued_lacks(const struct client *c, unsigned flag);

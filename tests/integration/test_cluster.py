@@ -341,9 +341,24 @@ def test_manual_migration_ask_and_tryagain(six):
         sc.get("{foo}missing")
     with pytest.raises(redis.ResponseError, match=r"^MOVED %d " % slot):
         dc.set("{foo}new", "v")  # no ASKING
+    # Transactions queued while both keys were here: EXEC looks at the
+    # queued keys again (Redis's getNodeByQuery over the transaction).
+    tx1, tx2 = client(src.port, single_connection_client=True), client(src.port, single_connection_client=True)
+    assert tx1.execute_command("MULTI") == "OK" and tx2.execute_command("MULTI") == "OK"
+    tx1.execute_command("SET", "foo", "5")  # QUEUED (redis-py's SET callback reads it as False)
+    assert tx1.execute_command("GET", "{foo}x") == "QUEUED"
+    assert tx2.execute_command("GET", "foo") == "QUEUED"
     assert sc.execute_command("MIGRATE", "127.0.0.1", dst.port, "foo", 0, 5000) == "OK"
     with pytest.raises(redis.ResponseError, match="^TRYAGAIN Multiple keys request during rehashing of slot$"):
         sc.mget("foo", "{foo}x")
+    with pytest.raises(redis.ResponseError, match="^TRYAGAIN Multiple keys request during rehashing of slot$"):
+        tx1.execute_command("EXEC")
+    with pytest.raises(redis.ResponseError, match=r"^ASK %d 127\.0\.0\.1:%d$" % (slot, dst.port)):
+        tx2.execute_command("EXEC")
+    for tx in (tx1, tx2):  # discarded: not recreated here, nothing left to run
+        with pytest.raises(redis.ResponseError, match="^EXEC without MULTI$"):
+            tx.execute_command("EXEC")
+    assert sc.execute_command("CLUSTER", "COUNTKEYSINSLOT", slot) == 1
     with pytest.raises(redis.ResponseError, match=r"^ASK %d " % slot):
         sc.get("foo")
     pipe = dst.c().pipeline(transaction=False)
