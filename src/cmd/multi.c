@@ -215,6 +215,12 @@ void lockctx_ensure(unsigned s)
     lc_add(s);
 }
 
+int lockctx_hold(unsigned s)
+{
+    lockctx_ensure(s);
+    return lc.all || lc_has(s);
+}
+
 void lockctx_set_script(int par)
 {
     if (lc.depth != 1)

@@ -49,6 +49,9 @@ void slot_lock_self(unsigned s);
 void slot_unlock_self(unsigned s);
 /* Make sure this thread holds slot s's lock (inside a context). */
 void lockctx_ensure(unsigned s);
+/* lockctx_ensure, then 1 when the slot is held (0: a parallel script's
+ * conflict left it untaken, and lockctx_par_status will say so). */
+int lockctx_hold(unsigned s);
 void lockctx_ensure_all(void);
 /* Script contexts (multi.c's header comment): lockctx_set_script() right
  * after the outermost lockctx_begin_keys of a script; par: the script lock

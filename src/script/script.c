@@ -704,10 +704,11 @@ static const char *cluster_script_err(struct run_ctx *r, struct client *fc, cons
         else if (s != slot)
             cross = 1;
     }
-    if (kidx != idx)
-        hk_free(kidx);
-    if (slot < 0)
+    if (slot < 0) {
+        if (kidx != idx)
+            hk_free(kidx);
         return NULL;
+    }
     int write = (cmd->flags & CMD_WRITE) != 0;
     if (!atomic_load_explicit(&cluster_ok, memory_order_relaxed)) {
         if (!__atomic_load_n(&cfg.cluster_allow_reads_when_down, __ATOMIC_RELAXED))
@@ -718,7 +719,19 @@ static const char *cluster_script_err(struct run_ctx *r, struct client *fc, cons
     unsigned char b = atomic_load_explicit(&cluster_slot_bits[slot], memory_order_relaxed);
     int asking = r->caller && (r->caller->flags & CF_ASKING);
     int ro = r->caller && (r->caller->flags & CF_CLUSTER_READONLY);
-    if (cross || !((b & CSB_MINE) || ((b & CSB_IMPORTING) && asking) || ((b & CSB_MASTER_MINE) && ro && !write)))
+    int local = !cross && ((b & CSB_MINE) || ((b & CSB_IMPORTING) && asking) || ((b & CSB_MASTER_MINE) && ro && !write));
+    /* A migrating slot is local only for keys still here (Redis's
+     * getNodeByQuery answers ASK or TRYAGAIN otherwise): looked up under
+     * the slot's lock, which the call keeps, so the answer holds for it. */
+    if (local && (b & CSB_MIGRATING) && (b & CSB_MINE) && lockctx_hold((unsigned)slot)) {
+        for (int i = 0; i < nk && local; i++)
+            if (!db_get(fc->db, (unsigned)slot, fc->argv[kidx[i]], fc->argvlen[kidx[i]],
+                        LK_NOTOUCH | LK_NOSTATS | LK_NOEXPIRE))
+                local = 0;
+    }
+    if (kidx != idx)
+        hk_free(kidx);
+    if (!local)
         return "Script attempted to access a non local key in a cluster node";
     if (!r->cl_cross) {
         if (r->cl_slot < 0)
