@@ -373,8 +373,10 @@ static int cluster_check(struct client *c, const struct cmd *cmd)
         }
         /* Served because every key is still here: MIGRATE (or a DEL) on
          * another thread may move one before this command takes the slot's
-         * lock, so cmd_execute looks again under it (cluster_keys_gone). */
-        if ((b & CSB_MIGRATING) && nk > 0 && !missing && !is_exec && !shard && !in_multi)
+         * lock, so cmd_execute looks again under it (cluster_keys_gone;
+         * EXEC: exec_command, once its locks are taken). */
+        if ((b & CSB_MIGRATING) && (nk > 0 || (is_exec && existing)) && !missing && !shard &&
+            (!in_multi || is_exec))
             c->cl_recheck = slot + 1;
     }
     if (kidx != idx)

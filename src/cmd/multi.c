@@ -987,12 +987,38 @@ void exec_command(struct client *c)
     } else {
         lockctx_begin_all();
     }
+    /* Cluster mode, a migrating slot whose queued keys were all here when
+     * cmd_execute routed the EXEC: one moved since (MIGRATE on another
+     * thread) would be recreated here by a queued write.  The routing
+     * cannot be asked again with slot locks held (cl_mu comes first), so
+     * the transaction is refused as a half-moved request is. */
+    int moved = 0;
+    if (HK_UNLIKELY(c->cl_recheck)) {
+        unsigned cs = (unsigned)c->cl_recheck - 1;
+        int missing = 0, existing = 0, multiple = 0;
+        c->cl_recheck = 0;
+        multi_queued_keys_here(c, cs, &missing, &existing, &multiple);
+        moved = missing > 0;
+    }
     /* WATCH: a touched key, or one that expired since it was watched. */
     int dirty = atomic_load(&ms->dirty_cas);
     for (int i = 0; !dirty && i < ms->nw; i++) {
         struct watcher *x = ms->w[i];
         if (!x->expired && key_expired_now(x->db, x->slot, wkey(x), x->klen))
             dirty = 1;
+    }
+    if (moved) {
+        c->argc = orig_argc;
+        c->argv = orig_argv;
+        c->argvlen = orig_lens;
+        discard_transaction(c, 1);
+        lockctx_end();
+        if (scripting)
+            script_mutex_unlock();
+        reply_error(&c->out, "TRYAGAIN Multiple keys request during rehashing of slot");
+        hk_free(kslot);
+        hk_free(slots);
+        return;
     }
     if (dirty) {
         c->argc = orig_argc;
