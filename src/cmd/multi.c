@@ -1007,7 +1007,7 @@ void exec_command(struct client *c)
         if (!x->expired && key_expired_now(x->db, x->slot, wkey(x), x->klen))
             dirty = 1;
     }
-    if (moved) {
+    if (moved || dirty) {
         c->argc = orig_argc;
         c->argv = orig_argv;
         c->argvlen = orig_lens;
@@ -1015,20 +1015,11 @@ void exec_command(struct client *c)
         lockctx_end();
         if (scripting)
             script_mutex_unlock();
-        reply_error(&c->out, "TRYAGAIN Multiple keys request during rehashing of slot");
-        hk_free(kslot);
-        hk_free(slots);
-        return;
-    }
-    if (dirty) {
-        c->argc = orig_argc;
-        c->argv = orig_argv;
-        c->argvlen = orig_lens;
-        discard_transaction(c, 1);
-        lockctx_end();
-        if (scripting)
-            script_mutex_unlock();
-        reply_null_array(&c->out);
+        /* The routing comes first, as Redis redirects before EXEC runs. */
+        if (moved)
+            reply_error(&c->out, "TRYAGAIN Multiple keys request during rehashing of slot");
+        else
+            reply_null_array(&c->out);
         hk_free(kslot);
         hk_free(slots);
         return;
