@@ -20,12 +20,47 @@ BIN = os.path.abspath(os.environ.get("HOTKV_BIN", os.path.join(ROOT, "build", "h
 MODE = os.environ.get("HOTKV_SERVER", "hotkv")
 
 
-def free_port():
+# Ports for the servers the tests start.  They come from below the kernel's
+# ephemeral range (net.ipv4.ip_local_port_range, 32768-60999 by default):
+# a port the kernel handed out for bind(("", 0)) and that was closed again is
+# as likely as any other to become the local end of the next outgoing
+# connection (a client's, a replica's, a cluster bus link's) before the server
+# binds it, and the server then fails with "address in use".  Two pools, so
+# that the two pytest processes of scripts/test.sh (test_cluster.py beside
+# the rest) never pick the same port; a cluster node's bus port (+10000)
+# falls in 20000-29999, clear of both pools and of the ephemeral range.
+PORT_POOL_MAIN = (10000, 16000)
+PORT_POOL_CLUSTER = (16000, 20000)
+_ports_given = set()
+
+
+def _bindable(port):
     s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+    try:
+        s.bind(("127.0.0.1", port))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+def free_port(bus=False, pool=PORT_POOL_MAIN):
+    """A loopback port nothing holds now and this process has not handed out
+    before; with bus=True its cluster bus port (port + 10000) is free too."""
+    import random
+    lo, hi = pool
+    for _ in range(2):
+        ports = [p for p in range(lo, hi) if p not in _ports_given]
+        random.shuffle(ports)
+        for p in ports:
+            if _bindable(p) and (not bus or _bindable(p + 10000)):
+                _ports_given.add(p)
+                return p
+        # Every port of the pool was handed out once: those servers are
+        # long gone, so start again.
+        _ports_given.difference_update(range(lo, hi))
+    raise RuntimeError("no free port in %d-%d" % (lo, hi - 1))
 
 
 # DEBUG and CONFIG SET dir/dbfilename are off by default (Redis 7's

@@ -24,7 +24,6 @@ build/hotkv-benchmark.
 import json
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import threading
@@ -54,22 +53,7 @@ pytestmark = [
 
 def _free_cluster_port():
     """A free port P whose cluster bus port P+10000 is free too."""
-    for _ in range(200):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-        s.close()
-        if port + 10000 > 65535:
-            continue
-        b = socket.socket()
-        try:
-            b.bind(("127.0.0.1", port + 10000))
-        except OSError:
-            continue
-        finally:
-            b.close()
-        return port
-    raise RuntimeError("no free port pair")
+    return _conftest.free_port(bus=True)
 
 
 def call(port, *args):

@@ -13,16 +13,9 @@ import pytest
 import redis
 
 from conftest import BIN, MODE, HARDENING_OFF
+from helpers import free_port
 
 SERVER = "redis-server" if MODE == "redis" else BIN
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 class Conf:

@@ -4,7 +4,6 @@ redis-server's for the types both have (sorted-set scores chosen exactly
 representable, where Redis 7.0's %.17g and 7.2's shortest form agree)."""
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -13,6 +12,7 @@ import pytest
 import redis
 
 from conftest import MODE
+from helpers import free_port
 
 ZERO = "0" * 40
 
@@ -79,10 +79,7 @@ def test_list_order_matters(r):
 
 
 def _redis_server():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
+    port = free_port()
     d = tempfile.mkdtemp(prefix="digest-redis-")
     p = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                           "--appendonly", "no", "--dir", d, "--enable-debug-command", "yes"],

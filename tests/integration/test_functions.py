@@ -11,7 +11,7 @@ import time
 import pytest
 import redis
 
-from helpers import IS_REDIS, Server
+from helpers import IS_REDIS, Server, free_port
 
 LIB = "#!lua name=%s\n%s"
 
@@ -229,14 +229,10 @@ def test_dump_restore_with_real_redis(server):
     port = None
     proc = None
     if ref is None:
-        import socket
         # The free port found here can be taken by another process before
         # redis-server binds it (it then exits): try again on a new one.
         for attempt in range(5):
-            s = socket.socket()
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-            s.close()
+            port = free_port()
             proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                                      "--appendonly", "no", "--dir", tempfile.mkdtemp(prefix="redis-ref-")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             deadline = time.time() + 10

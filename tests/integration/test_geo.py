@@ -25,7 +25,7 @@ import time
 import pytest
 import redis
 
-from helpers import Resp, Server
+from helpers import Resp, Server, free_port
 
 
 # ------------------------------------------------------------ raw replies --
@@ -531,10 +531,7 @@ def reference():
     exe = shutil.which("redis-server")
     if not exe:
         pytest.skip("redis-server not installed")
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
+    port = free_port()
     d = tempfile.mkdtemp(prefix="hotkv-georef-")
     log = open(os.path.join(d, "log"), "w")
     proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",

@@ -6,7 +6,6 @@ scripted replica speaking the protocol on a socket.
 Servers listen on loopback ports taken from 23000-23999 (free ones, found
 by binding, as helpers.free_port does for any port)."""
 import os
-import random
 import shutil
 import signal
 import socket
@@ -18,29 +17,13 @@ import time
 import pytest
 import redis
 
-from helpers import IS_REDIS, wait_until
+from helpers import IS_REDIS, free_port, wait_until
 
 pytestmark = [pytest.mark.skipif(IS_REDIS, reason="HotKV as the master"),
               pytest.mark.skipif(shutil.which("redis-server") is None, reason="no redis-server")]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.abspath(os.environ.get("HOTKV_BIN", os.path.join(ROOT, "build", "hotkv-server")))
-
-
-def free_port():
-    """A free loopback port in 23000-23999."""
-    ports = list(range(23000, 24000))
-    random.shuffle(ports)
-    for p in ports:
-        s = socket.socket()
-        try:
-            s.bind(("127.0.0.1", p))
-            return p
-        except OSError:
-            continue
-        finally:
-            s.close()
-    raise RuntimeError("no free port in 23000-23999")
 
 
 def client(port, timeout=10):
