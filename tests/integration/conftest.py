@@ -7,6 +7,7 @@ Debian's redis-server instead (used to check that the tests encode Redis's
 behaviour), or HOTKV_PORT=N to use an already-running server.
 """
 import os
+import random
 import socket
 import subprocess
 import time
@@ -34,8 +35,12 @@ PORT_POOL_CLUSTER = (16000, 20000)
 _ports_given = set()
 
 
-def _bindable(port):
+def port_free(port, reuse=True):
+    """Whether a server could bind the loopback port now; reuse=False also
+    refuses a port that only connections in TIME_WAIT hold."""
     s = socket.socket()
+    if reuse:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         s.bind(("127.0.0.1", port))
         return True
@@ -48,13 +53,12 @@ def _bindable(port):
 def free_port(bus=False, pool=PORT_POOL_MAIN):
     """A loopback port nothing holds now and this process has not handed out
     before; with bus=True its cluster bus port (port + 10000) is free too."""
-    import random
     lo, hi = pool
     for _ in range(2):
         ports = [p for p in range(lo, hi) if p not in _ports_given]
         random.shuffle(ports)
         for p in ports:
-            if _bindable(p) and (not bus or _bindable(p + 10000)):
+            if port_free(p, False) and (not bus or port_free(p + 10000, False)):
                 _ports_given.add(p)
                 return p
         # Every port of the pool was handed out once: those servers are

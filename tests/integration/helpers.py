@@ -41,6 +41,7 @@ Resp = _conftest.Resp
 MODE = _conftest.MODE
 raw = _conftest.raw
 free_port = _conftest.free_port
+port_free = _conftest.port_free
 
 IS_REDIS = MODE == "redis"
 # The sanitizer builds (scripts/test.sh runs build-address/ and

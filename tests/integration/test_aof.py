@@ -13,7 +13,6 @@ import os
 import random
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import threading
@@ -22,25 +21,13 @@ import time
 import pytest
 import redis
 
-from helpers import MODE, release_only
+from helpers import MODE, port_free, release_only
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.environ.get("HOTKV_BIN", os.path.join(ROOT, "build", "hotkv-server"))
 CHECK_AOF = os.path.join(os.path.dirname(BIN), "hotkv-check-aof")
 IS_REDIS = MODE == "redis"
 hotkv_only = pytest.mark.skipif(IS_REDIS, reason="hotkv-only")
-
-
-def port_free(port):
-    s = socket.socket()
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        s.bind(("127.0.0.1", port))
-        return True
-    except OSError:
-        return False
-    finally:
-        s.close()
 
 
 class Srv:

@@ -21,7 +21,6 @@ import os
 import random
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import threading
@@ -30,7 +29,7 @@ import time
 import pytest
 import redis
 
-from helpers import MODE, not_tsan
+from helpers import MODE, not_tsan, port_free
 
 pytestmark = pytest.mark.skipif(MODE == "redis", reason="reads hotkv's AOF layout and timing")
 
@@ -38,18 +37,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 BIN = os.environ.get("HOTKV_BIN", os.path.join(ROOT, "build", "hotkv-server"))
 
 _next_port = [7400]
-
-
-def port_free(port):
-    s = socket.socket()
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        s.bind(("127.0.0.1", port))
-        return True
-    except OSError:
-        return False
-    finally:
-        s.close()
 
 
 def take_port():
