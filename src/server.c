@@ -32,6 +32,7 @@
 #include "cmd/shutdown.h"
 #include "config/config.h"
 #include "cmd/cmd.h"
+#include "net/tls.h"
 #include "db/object.h"
 #include "ds/vdist.h"
 #include "persist/repl.h"
@@ -92,6 +93,32 @@ static void write_pidfile(const char *path)
     fclose(f);
 }
 
+/* The start-up banner, in the place of Redis's ASCII logo: printed when
+ * the log is standard output on a terminal, or always with
+ * always-show-logo (Redis's own test suite starts servers so, and waits for
+ * the banner's "PID: n" ahead of "Server initialized"); otherwise Redis's
+ * one line, "Running mode=..., port=...". */
+static void startup_banner(void)
+{
+    const char *mode = cfg.cluster_enabled ? "cluster" : "standalone";
+    int port = cfg.port ? cfg.port : tls_cfg.port;
+    if (!config_always_show_logo() && !((!cfg.logfile || !cfg.logfile[0]) && isatty(STDOUT_FILENO))) {
+        log_msg(LL_NOTICE, "Running mode=%s, port=%d.", mode, port);
+        return;
+    }
+    char buf[512];
+    snprintf(buf, sizeof(buf),
+             "\n"
+             "        .-------.    HotKV %s (speaks Redis %s) 64 bit\n"
+             "        | H | K |    Running in %s mode\n"
+             "        |---+---|    Port: %d\n"
+             "        | O | V |    PID: %d\n"
+             "        '-------'\n"
+             "\n",
+             HOTKV_VERSION, REDIS_COMPAT_VERSION, mode, port, (int)getpid());
+    log_raw(LL_NOTICE, buf);
+}
+
 int server_main(int argc, char **argv)
 {
     char err[2048];
@@ -147,6 +174,7 @@ int server_main(int argc, char **argv)
     server_start_ms = time_ms();
     log_msg(LL_NOTICE, "oO0OoO0OoO0Oo HotKV is starting oO0OoO0OoO0Oo");
     log_msg(LL_NOTICE, "HotKV version=%s, redis_compat=%s, bits=64, pid=%d, just started", HOTKV_VERSION, REDIS_COMPAT_VERSION, (int)getpid());
+    startup_banner();
     db_init(cfg.databases);
     notify_init();
     evict_init();

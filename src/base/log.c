@@ -32,6 +32,15 @@ void log_set_level(int level)
     log_level = level;
 }
 
+void log_raw(int level, const char *text)
+{
+    if (level < log_level)
+        return;
+    if (write(log_fd, text, strlen(text)) < 0) {
+        /* Nowhere left to report a failed log write. */
+    }
+}
+
 void log_msg(int level, const char *fmt, ...)
 {
     static const char marks[] = ".-*#";

@@ -29,4 +29,7 @@ void config_command(struct client *c);
  * are save points) or SHUTDOWN_FLAG_* bits (server.h); read by server.c
  * when the signal arrives. */
 extern int config_shutdown_on_sigint, config_shutdown_on_sigterm;
+/* always-show-logo: server.c prints its start-up banner even when the log
+ * is not a terminal. */
+int config_always_show_logo(void);
 #endif

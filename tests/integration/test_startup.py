@@ -1,6 +1,7 @@
 """Start-up and shutdown: redis-server style arguments, config files,
 --logfile, --daemonize/--pidfile, signals and bad configuration."""
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -91,6 +92,33 @@ def test_stdout_logging_by_default():
     assert p.returncode == 0
     assert b"Ready to accept connections" in out
     assert b"Received SIGTERM scheduling shutdown" in out
+
+
+@pytest.mark.parametrize("server", ["hotkv", "redis"])
+@pytest.mark.parametrize("logo", [False, True])
+def test_startup_banner(server, logo):
+    """Without a terminal, one "Running mode=standalone, port=N." line; with
+    always-show-logo yes, a banner whose " PID: n" line comes before "Server
+    initialized", which Redis's own test suite waits for when it starts a
+    server.  The same checks hold for redis-server."""
+    import shutil
+    exe = BIN if server == "hotkv" else shutil.which("redis-server")
+    if exe is None:
+        pytest.skip("redis-server not installed")
+    port = free_port()
+    args = [exe, "--port", str(port), "--save", ""] + (["--always-show-logo", "yes"] if logo else [])
+    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert wait_port(port)
+    p.terminate()
+    out, _ = p.communicate(timeout=10)
+    text = out.decode()
+    running = "Running mode=standalone, port=%d." % port
+    if logo:
+        assert running not in text
+        assert re.search(r" Port: %d\n.* PID: %d\n.*Server initialized" % (port, p.pid), text, re.S), text
+    else:
+        assert running in text
+        assert " PID: " not in text
 
 
 def test_daemonize_and_pidfile():
