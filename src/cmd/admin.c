@@ -2261,6 +2261,8 @@ void debug_command(struct client *c)
             "SET-DISABLE-DENY-SCRIPTS <0|1>",
             "    Let scripts call (1) the DEBUG subcommands that need no keys or connection:",
             "    PROTOCOL, LOG, ERROR, SLEEP, STRINGMATCH-LEN, SET-ACTIVE-EXPIRE, PAUSE-CRON; 0 denies them again.",
+            "REPLICATE <command> [<arg> ...]",
+            "    Stream the command to the replicas without running it here (they may diverge).",
             "PAUSE-CRON <0|1>",
             "    Stop (1) or resume (0) the periodic work: the workers' cron, save points and",
             "    child reaping, and a signal's shutdown (held until resumed or SHUTDOWN ABORT).",
@@ -2315,6 +2317,9 @@ void debug_command(struct client *c)
         char buf[32];
         arg_cstr(c, 2, buf, sizeof(buf));
         atomic_store(&cron_paused, atoi(buf) != 0);
+        reply_ok(&c->out);
+    } else if (arg_is(c, 1, "replicate") && c->argc >= 3) {
+        repl_feed_verbatim(c->argc - 2, c->argv + 2, c->argvlen + 2);
         reply_ok(&c->out);
     } else if (arg_is(c, 1, "change-repl-id") && c->argc == 2) {
         repl_replid_change();

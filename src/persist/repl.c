@@ -286,6 +286,8 @@ static int is_word(const char *s, size_t n, const char *w)
     return n == strlen(w) && !strncasecmp(s, w, n);
 }
 
+static void feed_one(int db, int argc, const char *const *argv, const size_t *lens);
+
 void repl_feed_cmd(int db, int argc, const char *const *argv, const size_t *lens)
 {
     if (argc < 1)
@@ -302,6 +304,17 @@ void repl_feed_cmd(int db, int argc, const char *const *argv, const size_t *lens
         tx_add(db, argc, argv, lens);
         return;
     }
+    feed_one(db, argc, argv, lens);
+}
+
+void repl_feed_verbatim(int argc, const char *const *argv, const size_t *lens)
+{
+    if (argc >= 1 && !repl_is_replica())
+        feed_one(-1, argc, argv, lens);
+}
+
+static void feed_one(int db, int argc, const char *const *argv, const size_t *lens)
+{
     size_t n = cmd_bytes(argc, lens);
     if (n <= 1024) {
         /* Encoded straight into the tail block when it has the room (one

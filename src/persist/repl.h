@@ -22,6 +22,11 @@
 
 /* prop.c's sink: one command of the stream (db -1: no SELECT needed). */
 void repl_feed_cmd(int db, int argc, const char *const *argv, const size_t *lens);
+/* DEBUG REPLICATE's: argv streamed to the replicas as one command, with no
+ * SELECT and outside the MULTI ... EXEC grouping of repl_feed_cmd (Redis's
+ * replicationFeedSlaves with dictid -1); nothing while this server is a
+ * replica, as for its own writes. */
+void repl_feed_verbatim(int argc, const char *const *argv, const size_t *lens);
 
 /* ------------------------------------------------- as a replica's buffer ---
  * A replica keeps its master's history: the same replication id and

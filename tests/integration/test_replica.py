@@ -489,6 +489,42 @@ def test_writable_replica_keeps_its_writes_local():
         stop_all(r2, r1, m)
 
 
+def test_debug_replicate_streams_without_running():
+    """DEBUG REPLICATE <command...>: the replicas get the command, the
+    master does not run it (Redis 7.2's data-divergence test aid); a
+    replica that gets it streams nothing of its own, and a replicated MULTI
+    does not hold back the master's later writes."""
+    m = hotkv()
+    r1 = r2 = None
+    try:
+        mc = raw(m.port)
+        r1 = hotkv("--replicaof", "127.0.0.1", str(m.port))
+        r1c = raw(r1.port)
+        assert wait_until(lambda: synced(r1c, mc), timeout=15)
+        mc.execute_command("SELECT", 3)
+        assert mc.execute_command("DEBUG", "REPLICATE", "SET", "only-there", "1") == "OK"
+        assert wait_until(lambda: synced(r1c, mc), timeout=5)
+        assert mc.execute_command("EXISTS", "only-there") == 0
+        # No SELECT of its own: it runs in the db the stream was in (0).
+        assert r1c.execute_command("GET", "only-there") == "1"
+        # A MULTI sent this way is not a transaction of the master's.
+        assert mc.execute_command("DEBUG", "REPLICATE", "MULTI") == "OK"
+        assert mc.execute_command("DEBUG", "REPLICATE", "DISCARD") == "OK"
+        mc.execute_command("SELECT", 0)
+        mc.execute_command("SET", "after", "2")
+        assert wait_until(lambda: r1c.execute_command("GET", "after") == "2", timeout=5)
+        r2 = hotkv("--replicaof", "127.0.0.1", str(r1.port))
+        r2c = raw(r2.port)
+        assert wait_until(lambda: synced(r2c, r1c), timeout=15)
+        off = info(r1c)["master_repl_offset"]
+        assert r1c.execute_command("DEBUG", "REPLICATE", "SET", "x", "1") == "OK"
+        assert info(r1c)["master_repl_offset"] == off
+        with pytest.raises(redis.ResponseError, match="unknown subcommand or wrong number of arguments for 'REPLICATE'"):
+            mc.execute_command("DEBUG", "REPLICATE")
+    finally:
+        stop_all(r2, r1, m)
+
+
 def test_writable_replica_expires_its_own_keys():
     """replica-read-only no: keys a client gives a TTL on the replica are
     expired by the replica (no DEL will come from the master for them), as
