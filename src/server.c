@@ -230,7 +230,7 @@ int server_main(int argc, char **argv)
      * a signal's shutdown waits while DEBUG PAUSE-CRON holds the cron
      * (held: the signal): then signals are looked for every 10 ms between
      * polls. */
-    int waiting = 0, by_signal = 0, held = 0;
+    int waiting = 0, by_signal = 0, held = 0, wait_fl = 0;
     for (;;) {
         int by_cmd;
         if (waiting || held) {
@@ -251,8 +251,12 @@ int server_main(int argc, char **argv)
             }
             if (sig < 0) {
                 int r = shutdown_poll();
-                if (r > 0)
-                    break;
+                if (r > 0) {
+                    if (shutdown_may_finish(wait_fl))
+                        break;
+                    waiting = by_signal = 0; /* called off: runs on */
+                    continue;
+                }
                 if (r < 0) /* SHUTDOWN ABORT */
                     waiting = by_signal = 0;
                 continue;
@@ -304,11 +308,12 @@ int server_main(int argc, char **argv)
         if (shutdown_begin(fl)) {
             waiting = 1;
             by_signal = !by_cmd;
+            wait_fl = fl;
             continue;
         }
-        break;
+        if (shutdown_may_finish(fl))
+            break;
     }
-    shutdown_log_replicas();
     atomic_store(&server_shutdown, 1);
     cluster_stop();
     replica_stop();

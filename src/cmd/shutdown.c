@@ -12,6 +12,7 @@
 #include "../base/log.h"
 #include "../base/util.h"
 #include "../server.h"
+#include "../persist/aof.h"
 #include "../persist/repl.h"
 #include "blocking.h"
 #include "commands.h"
@@ -62,6 +63,42 @@ static int sd_in_progress(void)
     return st == SD_WAITING || st == SD_FINAL;
 }
 
+/* The shutdown is off (sd_mu held): writes resume, and the blocked
+ * SHUTDOWN clients, on whichever worker, are woken to get their error. */
+static void sd_call_off_locked(void)
+{
+    sd_state = SD_IDLE;
+    sd_end_ms = 0;
+    atomic_store(&sd_end_pub, 0);
+    atomic_fetch_add(&sd_aborts, 1);
+    atomic_store(&shutdown_save_mode, -1);
+    pause_shutdown_writes(0);
+}
+
+static void sd_wake_blocked(void)
+{
+    for (int i = 0; i < nworkers; i++)
+        worker_post(&workers[i], blocking_check_cb, NULL);
+}
+
+int shutdown_may_finish(int flags)
+{
+    shutdown_log_replicas(); /* first, as Redis's finishShutdown */
+    if (!aof_writing_initial())
+        return 1;
+    if (flags & SHUTDOWN_FLAG_FORCE) {
+        log_msg(LL_WARNING, "Writing initial AOF. Exit anyway.");
+        return 1;
+    }
+    log_msg(LL_WARNING, "Writing initial AOF, can't exit.");
+    log_msg(LL_WARNING, "Errors trying to shut down the server. Check the logs for more information.");
+    pthread_mutex_lock(&sd_mu);
+    sd_call_off_locked();
+    pthread_mutex_unlock(&sd_mu);
+    sd_wake_blocked();
+    return 0;
+}
+
 /* SHUTDOWN ABORT: 0 when a wait (or a held-back signal's shutdown) was
  * ended, -1 when none was going on. */
 static int sd_abort(void)
@@ -77,17 +114,10 @@ static int sd_abort(void)
         pthread_mutex_unlock(&sd_mu);
         return -1;
     }
-    sd_state = SD_IDLE;
-    sd_end_ms = 0;
-    atomic_store(&sd_end_pub, 0);
-    atomic_fetch_add(&sd_aborts, 1);
-    atomic_store(&shutdown_save_mode, -1);
-    pause_shutdown_writes(0);
+    sd_call_off_locked();
     pthread_mutex_unlock(&sd_mu);
     log_msg(LL_NOTICE, "Shutdown manually aborted.");
-    /* The blocked SHUTDOWN clients, on whichever worker, get their error. */
-    for (int i = 0; i < nworkers; i++)
-        worker_post(&workers[i], blocking_check_cb, NULL);
+    sd_wake_blocked();
     return 0;
 }
 

@@ -45,6 +45,13 @@ int shutdown_begin(int flags);
  * replica in sync, or the time is up), 0 wait more, -1 the wait was
  * aborted (SHUTDOWN ABORT): the server runs on. */
 int shutdown_poll(void);
+/* Main thread, when the shutdown would go on (at once, or after the
+ * wait): 1 it may; 0 it must not, and was called off, as Redis's
+ * finishShutdown fails: the AOF is still being written for the first time
+ * and flags lack SHUTDOWN_FLAG_FORCE.  Then writes resume, the blocked
+ * SHUTDOWN clients get "ERR Errors trying to SHUTDOWN. Check logs." and
+ * the server runs on. */
+int shutdown_may_finish(int flags);
 /* Main thread, as the shutdown goes on: Redis's log lines on the
  * replicas ("Lagging replica ...", "N of M replicas are in sync when
  * shutting down."). */

@@ -2168,6 +2168,11 @@ size_t aof_info_fmt(char *out, size_t cap)
 }
 
 /* ----------------------------------------------------------- shutdown --- */
+int aof_writing_initial(void)
+{
+    return atomic_load(&aof_state) == AOF_WAIT_REWRITE;
+}
+
 void aof_shutdown(void)
 {
     pthread_mutex_lock(&rw_mu);

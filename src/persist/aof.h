@@ -74,6 +74,10 @@ size_t aof_info_fmt(char *out, size_t cap);
  * maxmemory, as Redis leaves its AOF buffer out; cmd/evict.c). */
 size_t aof_buffer_bytes(void);      /* INFO persistence AOF fields */
 void aof_shutdown(void);                         /* workers stopped: flush, fsync, close */
+/* 1 while the AOF was switched on and its first rewrite has not finished:
+ * the files do not hold the dataset yet (a shutdown then refuses, unless
+ * forced, as Redis's "Writing initial AOF, can't exit."). */
+int aof_writing_initial(void);
 
 /* BGREWRITEAOF (the handler is cmd/persistence.c's): start a rewrite, or
  * schedule one while another child runs or the caller is inside a lock

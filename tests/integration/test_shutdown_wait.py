@@ -218,3 +218,61 @@ def test_writes_wait_while_a_replica_catches_up(pair_factory):
     for s in writers + [sd]:
         assert read_reply(s, 5) == (b"", True)
     assert p.rc.get("k") == "2"
+
+
+def slow_initial_aof(c):
+    """AOF switched on with a first rewrite that takes minutes: the files
+    do not hold the dataset until it ends."""
+    c.config_set("rdb-key-save-delay", 30000000)  # 30 s per key
+    c.config_set("appendonly", "yes")
+    assert wait_until(lambda: c.info("persistence")["aof_rewrite_in_progress"] == 1, timeout=10)
+
+
+def test_initial_aof_rewrite_refuses_shutdown():
+    """While the AOF is being written for the first time, a shutdown would
+    lose the dataset (no save points here): SHUTDOWN fails, SIGTERM is
+    refused, the server runs on with writes allowed; FORCE exits anyway."""
+    s = Server()
+    try:
+        c = client(s)
+        c.set("k", "v")
+        slow_initial_aof(c)
+        with pytest.raises(redis.ResponseError, match="^Errors trying to SHUTDOWN. Check logs.$"):
+            c.execute_command("SHUTDOWN")
+        assert "Writing initial AOF, can't exit." in logtext(s)
+        assert "Errors trying to shut down the server. Check the logs for more information." in logtext(s)
+        s.proc.send_signal(signal.SIGTERM)
+        assert wait_until(lambda: logtext(s).count("Writing initial AOF, can't exit.") == 2,
+                          timeout=10), logtext(s)[-2000:]
+        assert s.proc.poll() is None
+        assert c.set("after", "1") is True
+        sd = send(s.port, "SHUTDOWN", "NOSAVE", "FORCE")
+        assert read_reply(sd, 10) == (b"", True)
+        assert s.proc.wait(15) == 0
+        assert "Writing initial AOF. Exit anyway." in logtext(s)
+    finally:
+        s.stop()
+
+
+def test_wait_for_replicas_then_initial_aof_refuses(pair_factory):
+    """The check comes after the wait for lagging replicas (Redis's
+    finishShutdown): the replicas are reported in sync, then the AOF's
+    first rewrite calls the shutdown off and both blocked SHUTDOWNs get
+    the error."""
+    p = pair_factory(60)
+    p.hold_replica()
+    p.mc.incr("k")
+    a, b = send(p.m.port, "SHUTDOWN"), send(p.m.port, "SHUTDOWN")
+    assert wait_until(p.waiting, timeout=10), logtext(p.m)
+    assert wait_until(lambda: p.mc.info("clients")["blocked_clients"] == 2, timeout=5)
+    slow_initial_aof(p.mc)
+    p.release_replica()
+    for s in (a, b):
+        assert read_reply(s, 10) == (b"-ERR Errors trying to SHUTDOWN. Check logs.\r\n", False)
+    text = logtext(p.m)
+    assert "1 of 1 replicas are in sync when shutting down." in text, text[-3000:]
+    assert "Writing initial AOF, can't exit." in text
+    assert "shutdown_in_milliseconds" not in p.mc.info("server")
+    assert p.mc.set("after", "1") is True  # writes run again
+    assert p.m.proc.poll() is None
+    p.mc.execute_command("CONFIG", "SET", "appendonly", "no")
