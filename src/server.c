@@ -184,6 +184,9 @@ int server_main(int argc, char **argv)
     /* The dataset comes back before the first client: AOF when appendonly
      * is on (it has every acknowledged write), else the RDB file.  A
      * broken file stops the start-up here, nothing half-loaded. */
+    /* Redis's order: "Server initialized", then the loading (whose
+     * failure is the log's last line), then "Ready to accept". */
+    log_msg(LL_NOTICE, "Server initialized");
     if (persist_load_at_startup() < 0) {
         lazyfree_stop();
         if (pidfile)
@@ -223,7 +226,7 @@ int server_main(int argc, char **argv)
             unlink(pidfile);
         _exit(1);
     }
-    log_msg(LL_NOTICE, "Server initialized with %d worker threads", cfg.threads);
+    log_msg(LL_NOTICE, "%d worker threads serve clients", cfg.threads);
     log_msg(LL_NOTICE, "Ready to accept connections tcp");
 
     /* A shutdown may first wait for lagging replicas (cmd/shutdown.h), and

@@ -25,6 +25,7 @@
 #include "multi.h"
 #include "notify.h"
 #include "../persist/prop.h"
+#include "../persist/snapshot.h"
 
 static const char *type_name(int t)
 {
@@ -518,6 +519,9 @@ void flushall_command(struct client *c)
     signal_flushed_db(c, -1);
     flush_dbs(0, cfg.databases, async);
     rkeys_flush(); /* a writable replica's own keys with a TTL (db/rkeys.h) */
+    /* A BGSAVE under way would write the dataset just emptied: stopped,
+     * as Redis 7 does (its change count stays: nothing was saved). */
+    persist_kill_child_of(CHILD_RDB);
     reply_ok(&c->out);
 }
 

@@ -1260,7 +1260,7 @@ eof:
         if (got == 0) {
             log_msg(LL_WARNING, "RDB file was saved with checksum disabled: no check performed.");
         } else if (__atomic_load_n(&cfg.rdbchecksum, __ATOMIC_RELAXED) && in->checksum && got != want) {
-            fail_at(in, rdb_in_offset(in) - 8, "Wrong RDB checksum expected: (%llx) got: (%llx)", (unsigned long long)got,
+            fail_at(in, rdb_in_offset(in) - 8, "Wrong RDB checksum expected: (%llx) got: (%llx): RDB CRC error", (unsigned long long)got,
                         (unsigned long long)want);
             return -1;
         }

@@ -314,7 +314,16 @@ static void remove_temp(pid_t pid)
 
 void persist_kill_child(void)
 {
+    persist_kill_child_of(-1);
+}
+
+void persist_kill_child_of(int only)
+{
     pthread_mutex_lock(&snap_mu);
+    if (only >= 0 && st.child_type != only) {
+        pthread_mutex_unlock(&snap_mu);
+        return;
+    }
     pid_t pid = st.child;
     int type = st.child_type;
     st.child = 0;

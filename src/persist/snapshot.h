@@ -52,6 +52,10 @@ int persist_child_type(void);
 /* Kill the running child (and remove its temp file); SHUTDOWN, BGSAVE
  * CANCEL, CONFIG SET appendonly no during a rewrite. */
 void persist_kill_child(void);
+/* The same, only if the running child is of this type (checked under the
+ * lock that guards the child, so no other kind is killed by a race):
+ * FLUSHALL stops a BGSAVE (CHILD_RDB) as Redis 7 does. */
+void persist_kill_child_of(int type);
 
 /* Start-up: load the AOF (appendonly yes) or the RDB; 0 ok, -1 refuse to
  * start (the reason is logged). */

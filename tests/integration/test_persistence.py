@@ -369,6 +369,44 @@ def test_corrupt_file_refused_at_startup(d):
         f.write(bytes(bad))
     p = subprocess.run([BIN, "--port", "0", "--dir", d, "--logfile", log, "--save", ""], timeout=20)
     assert p.returncode != 0
+    # Only the checksum spoilt: Redis's words "RDB CRC error" on the last
+    # lines, after "Server initialized" (the order tools wait on).
+    bad = bytearray(data)
+    bad[-1] ^= 0xFF
+    with open(path, "wb") as f:
+        f.write(bytes(bad))
+    os.unlink(log)
+    p = subprocess.run([BIN, "--port", "0", "--dir", d, "--logfile", log, "--save", ""], timeout=20)
+    assert p.returncode != 0
+    text = open(log).read()
+    assert "RDB CRC error" in text.splitlines()[-1], text
+    assert text.index("Server initialized") < text.index("RDB CRC error")
+
+
+def test_flushall_stops_a_bgsave(d):
+    """FLUSHALL kills a BGSAVE under way (it would write the dataset just
+    emptied), as Redis 7: the change count stays, and BGSAVE works after."""
+    s = start(d)
+    c = s.client(decode_responses=True)
+    try:
+        c.execute_command("DEBUG", "POPULATE", 5000)
+        c.config_set("rdb-key-save-delay", 1000)  # 1 ms per key: 5 s
+        c.bgsave()
+        assert c.info("persistence")["rdb_bgsave_in_progress"] == 1
+        t0 = time.time()
+        assert c.flushall() is True
+        info = wait_bgsave(c, timeout=2)
+        assert time.time() - t0 < 2
+        assert info["rdb_changes_since_last_save"] > 999
+        assert info["rdb_last_bgsave_status"] == "ok"
+        assert c.set("x", "xx") is True
+        c.config_set("rdb-key-save-delay", 0)
+        c.bgsave()
+        assert wait_bgsave(c)["rdb_changes_since_last_save"] == 0
+        with open(os.path.join(s.dir, "server.log")) as f:
+            assert "Killing running background saving child" in f.read()
+    finally:
+        s.stop()
 
 
 def test_info_persistence_fields(d):
