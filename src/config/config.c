@@ -30,6 +30,7 @@
 #include "../net/tls.h"
 #include "../net/worker.h"
 #include "../persist/aof.h"
+#include "../persist/repl.h"
 #include "../persist/replica.h"
 #include "../ds/stream.h"
 #include "../script/script.h"
@@ -1203,6 +1204,7 @@ void config_command(struct client *c)
         latency_hist_reset();   /* LATENCY HISTOGRAM, INFO latencystats */
         errorstat_reset();      /* INFO errorstats */
         propagation_errors_reset(); /* the AOF loader's unexpected_error_replies */
+        repl_reset_stats();         /* sync_full, sync_partial_*, total_net_repl_* */
         reply_ok(&c->out);
     } else {
         static const char *lines[] = {

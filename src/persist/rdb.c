@@ -1200,6 +1200,8 @@ int rdb_load_in(struct rdb_in *in, struct rdb_load_stats *st)
         }
         if (expire >= 0 && expire <= now && !db_loading) { /* an AOF base keeps them: its incr files may use them */
             st->expired++;
+            if (in->on_expired)
+                in->on_expired(in->on_expired_arg, dbi, (const char *)key, kl);
             entry_free(e);
         } else {
             unsigned slot = key_slot((char *)key, kl);
@@ -1274,7 +1276,22 @@ int rdb_load_file(const char *path, struct rdb_load_stats *st, char *err, size_t
     return rdb_load_file_flags(path, 0, st, err, errlen);
 }
 
+static int load_file(const char *path, int flags, struct rdb_load_stats *st, char *err, size_t errlen,
+                     void (*on_expired)(void *, int, const char *, size_t), void *arg);
+
 int rdb_load_file_flags(const char *path, int flags, struct rdb_load_stats *st, char *err, size_t errlen)
+{
+    return load_file(path, flags, st, err, errlen, NULL, NULL);
+}
+
+int rdb_load_file_expired(const char *path, struct rdb_load_stats *st, char *err, size_t errlen,
+                          void (*on_expired)(void *arg, int db, const char *key, size_t len), void *arg)
+{
+    return load_file(path, 0, st, err, errlen, on_expired, arg);
+}
+
+static int load_file(const char *path, int flags, struct rdb_load_stats *st, char *err, size_t errlen,
+                     void (*on_expired)(void *, int, const char *, size_t), void *arg)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
@@ -1288,6 +1305,8 @@ int rdb_load_file_flags(const char *path, int flags, struct rdb_load_stats *st, 
     struct rdb_in in;
     rdb_in_init_fd(&in, fd);
     in.allow_dup = (flags & RDB_LOAD_ALLOW_DUP) != 0;
+    in.on_expired = on_expired;
+    in.on_expired_arg = arg;
     int r = rdb_load_in(&in, st);
     if (r < 0)
         snprintf(err, errlen, "%s", in.err);

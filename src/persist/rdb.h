@@ -190,6 +190,11 @@ struct rdb_in {
      * NULL with empty_key = 3 and the type's name in module_name. */
     int skip_modules;
     char module_name[10];
+    /* rdb_load_in: called for each key dropped because its TTL had passed
+     * (a master's start-up streams a DEL for it, as Redis's
+     * RDBFLAGS_FEED_REPL); NULL: none. */
+    void (*on_expired)(void *arg, int db, const char *key, size_t len);
+    void *on_expired_arg;
 };
 
 /* Deep checks counted for INFO's dump_payload_sanitizations: each blob
@@ -332,6 +337,9 @@ struct rdb_load_stats {
 int rdb_load_file(const char *path, struct rdb_load_stats *st, char *err, size_t errlen);
 #define RDB_LOAD_ALLOW_DUP 1
 int rdb_load_file_flags(const char *path, int flags, struct rdb_load_stats *st, char *err, size_t errlen);
+/* rdb_load_file with rdb_in.on_expired set (see there). */
+int rdb_load_file_expired(const char *path, struct rdb_load_stats *st, char *err, size_t errlen,
+                          void (*on_expired)(void *arg, int db, const char *key, size_t len), void *arg);
 /* Load from an open source (AOF preamble): 0 / -1 (in->err). */
 int rdb_load_in(struct rdb_in *in, struct rdb_load_stats *st);
 

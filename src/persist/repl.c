@@ -1357,7 +1357,9 @@ size_t repl_info(char *buf, size_t cap)
         OUT("slave%d:ip=%s,port=%d,state=%s,offset=%lld,lag=%lld\r\n", i++, r->h.ip, r->h.listening_port,
             state_name(r->state), r->ack, r->state == R_ONLINE ? (now - r->ack_ms) / 1000 : 0);
     }
-    uint64_t first = head ? head->start + 1 : 0, hist = head ? off - head->start : 0;
+    /* An empty backlog (just restored, or nothing fed yet) starts right
+     * after the offset, as Redis's; none at all shows 0. */
+    uint64_t first = head ? head->start + 1 : backlog_on ? off + 1 : 0, hist = head ? off - head->start : 0;
     static const char *const fo_names[] = {"no-failover", "waiting-for-sync", "failover-in-progress"};
     int fo = atomic_load_explicit(&repl_failover_state, memory_order_relaxed);
     OUT("master_failover_state:%s\r\nmaster_replid:%s\r\nmaster_replid2:%s\r\n", fo_names[fo >= 0 && fo <= 2 ? fo : 0],
@@ -1455,6 +1457,15 @@ long long repl_role(struct repl_role_entry *out, int max, int *n)
     return o;
 }
 
+void repl_reset_stats(void)
+{
+    atomic_store(&stat_full, 0);
+    atomic_store(&stat_partial_ok, 0);
+    atomic_store(&stat_partial_err, 0);
+    atomic_store_explicit(&repl_net_in, 0, memory_order_relaxed);
+    atomic_store_explicit(&repl_net_out, 0, memory_order_relaxed);
+}
+
 void repl_sync_stats(long long out[3])
 {
     out[0] = atomic_load(&stat_full);
@@ -1546,6 +1557,17 @@ void repl_history_shift(void)
     second_off = (long long)off + 1;
     random_id(replid);
     last_db = -1; /* our own stream starts with SELECT */
+    hist_gen++;
+    pthread_mutex_unlock(&mu);
+}
+
+void repl_history_fresh(void)
+{
+    pthread_mutex_lock(&mu);
+    random_id(replid);
+    memcpy(replid2, "0000000000000000000000000000000000000000", 41);
+    second_off = -1;
+    last_db = -1;
     hist_gen++;
     pthread_mutex_unlock(&mu);
 }

@@ -57,6 +57,10 @@ void repl_history_new_id(const char *id);
  * the role flag and the streaming of own writes. */
 void repl_set_role_replica(int replica);
 void repl_history_shift(void);
+/* A new id with no second one, at the same offset: no replica can
+ * continue (a master's restart whose expired-key DELs were too many to
+ * keep). */
+void repl_history_fresh(void);
 /* The offset of the last byte of the history (master_repl_offset) and
  * whether a backlog exists (a PSYNC can name our history). */
 long long repl_offset(int *have_backlog);
@@ -138,6 +142,8 @@ int repl_replica_state(const char *ip, int port, long long *ack);
 
 /* INFO stats sync_full, sync_partial_ok, sync_partial_err. */
 void repl_sync_stats(long long out[3]);
+/* CONFIG RESETSTAT: those counts and the stream's byte counts to 0. */
+void repl_reset_stats(void);
 /* Bytes the replication buffer holds (INFO memory mem_replication_backlog). */
 size_t repl_buffer_bytes(void);
 /* What of it is only there for replicas that have not read it yet (beyond

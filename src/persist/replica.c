@@ -791,6 +791,9 @@ static int sync_with_master(unsigned g, const char *host, int port)
         if (strlen(nid) == 40 && strcmp(nid, myid)) {
             log_msg(LL_NOTICE, "Master replication ID changed to %s", nid);
             repl_history_new_id(nid);
+            /* Our replicas learn the new id by reconnecting (they continue
+             * from the old one, now our second), as Redis's do. */
+            repl_drop_replicas();
         }
         log_msg(LL_NOTICE, "Successful partial resynchronization with master.");
         log_msg(LL_NOTICE, "MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.");

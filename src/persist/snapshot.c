@@ -856,6 +856,59 @@ size_t persist_last_cow_size(int type)
 }
 
 /* -------------------------------------------------- start / shutdown --- */
+/* The keys a start-up load dropped because their TTL had passed, kept
+ * (db, length, bytes) until the file's replication history is known.
+ * When their DELs would take more than repl-backlog-size, the backlog
+ * could not hold them from the file's offset on (Redis's would have
+ * trimmed them): none is kept, and no replica may continue; each gets a
+ * full sync of the dataset, which lacks them all. */
+struct expired_keys {
+    char *buf;
+    size_t len, cap, dels;
+    int full;
+};
+
+static void note_expired(void *arg, int db, const char *key, size_t kl)
+{
+    struct expired_keys *ek = arg;
+    long long bsize = __atomic_load_n(&cfg.repl_backlog_size, __ATOMIC_RELAXED);
+    char num[24];
+    size_t del = 18 + (size_t)snprintf(num, sizeof(num), "%zu", kl) + kl; /* *2 $3 DEL $n key, CRLFs */
+    if (ek->full || ek->dels + del > (size_t)bsize) {
+        ek->full = 1;
+        return;
+    }
+    size_t need = sizeof(int) + sizeof(size_t) + kl;
+    if (ek->len + need > ek->cap) {
+        size_t cap = ek->cap ? ek->cap : 4096;
+        while (cap < ek->len + need)
+            cap *= 2;
+        ek->buf = hk_realloc(ek->buf, cap);
+        ek->cap = cap;
+    }
+    memcpy(ek->buf + ek->len, &db, sizeof(int));
+    memcpy(ek->buf + ek->len + sizeof(int), &kl, sizeof(size_t));
+    memcpy(ek->buf + ek->len + sizeof(int) + sizeof(size_t), key, kl);
+    ek->len += need;
+    ek->dels += del;
+}
+
+/* Stream a DEL (UNLINK with lazyfree-lazy-expire, as Redis) for each. */
+static void feed_expired(const struct expired_keys *ek)
+{
+    int lazy = __atomic_load_n(&cfg.lazyfree_lazy_expire, __ATOMIC_RELAXED);
+    for (size_t at = 0; at < ek->len;) {
+        int db;
+        size_t kl;
+        memcpy(&db, ek->buf + at, sizeof(int));
+        memcpy(&kl, ek->buf + at + sizeof(int), sizeof(size_t));
+        const char *av[2] = {lazy ? "UNLINK" : "DEL", ek->buf + at + sizeof(int) + sizeof(size_t)};
+        size_t al[2] = {lazy ? 6u : 3u, kl};
+        repl_feed_cmd(db, 2, av, al);
+        at += sizeof(int) + sizeof(size_t) + kl;
+    }
+}
+
 int persist_load_at_startup(void)
 {
     /* Before any worker exists (they read it when they fork). */
@@ -878,10 +931,12 @@ int persist_load_at_startup(void)
     }
     struct rdb_load_stats ls;
     memset(&ls, 0, sizeof(ls));
-    int rc = rdb_load_file(dbfile(), &ls, err, sizeof(err));
+    struct expired_keys ek = {0};
+    int rc = rdb_load_file_expired(dbfile(), &ls, err, sizeof(err), note_expired, &ek);
     if (rc == -2)
         return 0; /* no file: an empty dataset */
     if (rc < 0) {
+        hk_free(ek.buf);
         log_msg(LL_WARNING, "Fatal error loading the DB (%s): %s. Exiting.", dbfile(), err);
         return -1;
     }
@@ -899,7 +954,24 @@ int persist_load_at_startup(void)
         repl_set_role_replica(repl_is_replica());
         log_msg(LL_NOTICE, "%s replication ID and offset restored from the RDB file: %s:%lld",
                 repl_is_replica() ? "Replica" : "Master", ls.repl.id, ls.repl.offset);
+        if (!repl_is_replica()) {
+            /* Redis 7's master restart: the file's history becomes the
+             * second one (replicas continue from it, master_replid2 /
+             * second_repl_offset), under a new id of our own, so that a
+             * replica that had seen more of the old history than the file
+             * holds cannot continue into our new writes at the same
+             * offsets.  The keys dropped as expired are then streamed as
+             * DELs, for the replicas that still hold them. */
+            if (ek.full) {
+                repl_history_fresh();
+                log_msg(LL_NOTICE, "More keys expired while loading than the backlog holds: replicas resync in full.");
+            } else {
+                repl_history_shift();
+                feed_expired(&ek);
+            }
+        }
     }
+    hk_free(ek.buf);
     atomic_store(&dirty_saved, dirty_now());
     return 0;
 }

@@ -638,6 +638,73 @@ def test_restarts_resume_with_a_partial_resync():
         stop_all(r, m)
 
 
+def shutdown_now(s):
+    """SHUTDOWN SAVE NOW: the snapshot holds the offset the replicas have."""
+    try:
+        raw(s.port).execute_command("SHUTDOWN", "SAVE", "NOW")
+    except redis.ConnectionError:
+        pass
+    assert s.proc.wait(10) == 0
+
+
+def test_master_restart_shifts_its_history_and_streams_expired_keys():
+    """A master restarted from its RDB takes a new replication id and keeps
+    the file's as its second (replicas continue from it, and one that saw
+    more of the old history than the file holds cannot run on into the new
+    writes), streams a DEL for each key that expired while it was down,
+    and, when those DELs are more than the backlog holds, lets no replica
+    continue (Redis 7.2's psync2-master-restart)."""
+    m = hotkv()
+    r = None
+    try:
+        mc = raw(m.port)
+        r = hotkv("--replicaof", "127.0.0.1", str(m.port))
+        rc = raw(r.port)
+        assert wait_until(lambda: synced(rc, mc), timeout=15), logtext(r)
+        mc.execute_command("SET", "kept", "1")
+        mc.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 0)
+        for j in range(100):
+            mc.execute_command("SELECT", j % 4)
+            mc.execute_command("SET", "gone:%d" % j, "v", "PX", 10)
+        mc.execute_command("SELECT", 0)
+        assert wait_until(lambda: synced(rc, mc), timeout=15)
+        old, off = info(mc)["master_replid"], int(info(mc)["master_repl_offset"])
+        time.sleep(0.05)
+        shutdown_now(m)  # NOW: no GETACK after the save moves the offset on
+        m = restart(m)
+        mc = raw(m.port)
+        i = info(mc)
+        assert i["master_replid"] != old and i["master_replid2"] == old, i
+        assert int(i["second_repl_offset"]) == off + 1
+        assert int(i["master_repl_offset"]) > off  # the DELs
+        assert wait_until(lambda: synced(rc, mc), timeout=15), (logtext(m), logtext(r))
+        assert stat(mc, "sync_partial_ok") == 1 and stat(mc, "sync_full") == 0, logtext(m)
+        assert info(rc)["master_replid"] == i["master_replid"]
+        for db in range(4):
+            mc.execute_command("SELECT", db)
+            rc.execute_command("SELECT", db)
+            assert rc.execute_command("DBSIZE") == mc.execute_command("DBSIZE")
+        mc.execute_command("SELECT", 0)
+        rc.execute_command("SELECT", 0)
+        assert rc.execute_command("GET", "kept") == "1"
+        # Too many: 300 DELs do not fit a 1 kB backlog; a full sync.
+        mc.execute_command("CONFIG", "SET", "repl-backlog-size", 1024)
+        mc.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 0)
+        for j in range(300):
+            mc.execute_command("SET", "many:%d" % j, "v", "PX", 10)
+        assert wait_until(lambda: synced(rc, mc), timeout=15)
+        time.sleep(0.05)
+        shutdown_now(m)
+        m = restart(m, "--repl-backlog-size", 1024)
+        mc = raw(m.port)
+        assert int(info(mc)["second_repl_offset"]) == -1
+        assert wait_until(lambda: synced(rc, mc), timeout=15), (logtext(m), logtext(r))
+        assert stat(mc, "sync_full") == 1 and stat(mc, "sync_partial_ok") == 0, logtext(m)
+        assert rc.execute_command("DBSIZE") == mc.execute_command("DBSIZE") == 1
+    finally:
+        stop_all(r, m)
+
+
 def test_disk_based_sync_and_backlog_ttl():
     """repl-diskless-sync no: the RDB goes through a file and "$<size>"
     (a HotKV and a redis-server 7.0 replica load it); repl-backlog-ttl
