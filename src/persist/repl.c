@@ -1199,7 +1199,12 @@ static void *repl_main(void *arg)
                 pthread_mutex_lock(&mu);
                 int on = backlog_on;
                 pthread_mutex_unlock(&mu);
-                if (on)
+                /* A replica's stream is its master's, byte for byte (its
+                 * replicas get the master's PINGs): a PING of its own would
+                 * make its history differ from the master's under the same
+                 * id, and a replica of ours continuing from it later would
+                 * read the wrong bytes at its offset. */
+                if (on && !repl_is_replica())
                     ping_replicas();
             }
         }
@@ -1662,7 +1667,7 @@ static void wait_tick(long long now)
     atomic_store_explicit(&repl_good_replicas, good, memory_order_relaxed);
     /* REPLCONF GETACK *: part of the stream (counted in the offset, no
      * SELECT), at most once per turn, as Redis sends it before sleeping. */
-    if (atomic_exchange_explicit(&getack_req, 0, memory_order_relaxed) && online) {
+    if (atomic_exchange_explicit(&getack_req, 0, memory_order_relaxed) && online && !repl_is_replica()) {
         static const char *const av[3] = {"REPLCONF", "GETACK", "*"};
         static const size_t al[3] = {8, 6, 1};
         char out[64];

@@ -466,6 +466,35 @@ def test_link_down_stale_data_and_replicaof_errors():
         stop_all(r, m)
 
 
+def test_a_replica_adds_nothing_of_its_own_to_the_stream():
+    """A replica's stream is its master's byte for byte: it sends its own
+    replicas no PING (repl-ping-replica-period) and no GETACK, or its
+    history would differ from the master's under the same id, and a
+    sub-replica continuing from it later would read the wrong bytes at its
+    offset (Redis's psync2-pingoff crashed HotKV sub-replicas so)."""
+    m = hotkv("--repl-ping-replica-period", 60)
+    r1 = r2 = None
+    try:
+        mc = raw(m.port)
+        r1 = hotkv("--replicaof", "127.0.0.1", str(m.port), "--repl-ping-replica-period", 1)
+        r1c = raw(r1.port)
+        r2 = hotkv("--replicaof", "127.0.0.1", str(r1.port))
+        r2c = raw(r2.port)
+        mc.execute_command("SET", "k", "1")
+        assert wait_until(lambda: synced(r1c, mc) and synced(r2c, r1c), timeout=15)
+        time.sleep(2.5)  # two of r1's ping periods
+        assert info(r1c)["master_repl_offset"] == info(mc)["master_repl_offset"]
+        assert info(r2c)["master_repl_offset"] == info(mc)["master_repl_offset"]
+        # Links cut: everyone continues, and the stream still parses.
+        r1c.execute_command("CLIENT", "KILL", "TYPE", "master")
+        r2c.execute_command("CLIENT", "KILL", "TYPE", "master")
+        mc.execute_command("INCR", "k")
+        assert wait_until(lambda: r2c.execute_command("GET", "k") == "2", timeout=15), logtext(r2)
+        assert stat(r1c, "sync_partial_ok") >= 1
+    finally:
+        stop_all(r2, r1, m)
+
+
 def test_writable_replica_keeps_its_writes_local():
     """replica-read-only no: a client's write lands on the replica only
     (it is not streamed to the replica's own replicas, as in Redis)."""
