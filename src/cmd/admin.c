@@ -1851,6 +1851,7 @@ void lastsave_command(struct client *c)
 
 /* -------------------------------------------------------------- DEBUG --- */
 atomic_int debug_script_deny_off;
+atomic_int debug_skip_checksum;
 
 int debug_keyless(const struct client *c)
 {
@@ -2263,6 +2264,8 @@ void debug_command(struct client *c)
             "    PROTOCOL, LOG, ERROR, SLEEP, STRINGMATCH-LEN, SET-ACTIVE-EXPIRE, PAUSE-CRON; 0 denies them again.",
             "REPLICATE <command> [<arg> ...]",
             "    Stream the command to the replicas without running it here (they may diverge).",
+            "SET-SKIP-CHECKSUM-VALIDATION <0|1>",
+            "    Skip (1) the CRC of RESTORE's payloads (their version is still checked), or check it (0).",
             "PAUSE-CRON <0|1>",
             "    Stop (1) or resume (0) the periodic work: the workers' cron, save points and",
             "    child reaping, and a signal's shutdown (held until resumed or SHUTDOWN ABORT).",
@@ -2312,6 +2315,11 @@ void debug_command(struct client *c)
         char buf[32];
         arg_cstr(c, 2, buf, sizeof(buf));
         atomic_store(&debug_script_deny_off, atoi(buf) != 0);
+        reply_ok(&c->out);
+    } else if (arg_is(c, 1, "set-skip-checksum-validation") && c->argc == 3) {
+        char buf[32];
+        arg_cstr(c, 2, buf, sizeof(buf));
+        atomic_store(&debug_skip_checksum, atoi(buf) != 0);
         reply_ok(&c->out);
     } else if (arg_is(c, 1, "pause-cron") && c->argc == 3) {
         char buf[32];

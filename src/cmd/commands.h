@@ -30,6 +30,10 @@ cmd_fn info_command, time_command, lastsave_command, debug_command, shutdown_com
 /* DEBUG SET-DISABLE-DENY-SCRIPTS 1: scripts may call the DEBUG subcommands
  * that are safe under a script (script/script.c, deny_lifted). */
 extern atomic_int debug_script_deny_off;
+/* DEBUG SET-SKIP-CHECKSUM-VALIDATION: RESTORE (and FUNCTION RESTORE) skip
+ * the payload's CRC, keeping the version check (Redis's test aid for
+ * corrupt payloads); any worker writes it, RESTORE reads it. */
+extern atomic_int debug_skip_checksum;
 /* 1: c is a DEBUG subcommand that needs no key, no lock and no connection
  * (PROTOCOL, LOG, ERROR, SLEEP, STRINGMATCH-LEN, SET-ACTIVE-EXPIRE,
  * PAUSE-CRON): the ones a script may call with the deny lifted, and that

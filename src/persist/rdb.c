@@ -1190,6 +1190,7 @@ int rdb_load_in(struct rdb_in *in, struct rdb_load_stats *st)
             if (!in->failed && in->empty_key) {
                 log_msg(LL_WARNING, "rdbLoadObject skipping empty key: %.*s", (int)(kl > 128 ? 128 : kl),
                         (char *)key);
+                st->empty++;
                 hk_free(key);
                 expire = idle = -1;
                 freq = -1;
@@ -1267,7 +1268,11 @@ eof:
             return -1;
         }
     }
-    log_msg(LL_NOTICE, "Done loading RDB, keys loaded: %llu, keys expired: %llu.", st->keys, st->expired);
+    if (st->empty)
+        log_msg(LL_NOTICE, "Done loading RDB, keys loaded: %llu, keys expired: %llu, empty keys skipped: %llu.",
+                st->keys, st->expired, st->empty);
+    else
+        log_msg(LL_NOTICE, "Done loading RDB, keys loaded: %llu, keys expired: %llu.", st->keys, st->expired);
     return 0;
 }
 

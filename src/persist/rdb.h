@@ -322,7 +322,7 @@ int rdb_save_file(const char *path, const struct rdb_save_opts *opt, char *err, 
 
 struct rdb_load_stats {
     int version;
-    unsigned long long keys, expired;
+    unsigned long long keys, expired, empty; /* empty: empty keys skipped */
     long long ctime;
     char redis_ver[32];
     int aof_base;

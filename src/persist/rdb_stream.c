@@ -493,7 +493,7 @@ static int load_groups(struct rdb_in *in, struct stream *s, int t)
             }
             struct consumer *cn = consumer_create(g, (const char *)cname, nlen, seen);
             if (!cn) {
-                rdb_in_fail(in, "Duplicated stream consumer '%.*s'", (int)(nlen > 64 ? 64 : nlen), cname);
+                rdb_in_fail(in, "Duplicate stream consumer detected: '%.*s'", (int)(nlen > 64 ? 64 : nlen), cname);
                 hk_free(cname);
                 return -1;
             }

@@ -1089,7 +1089,7 @@ static struct entry *load_hash(struct rdb_in *in, int t, const char *key, size_t
         long c = t == RDB_TYPE_HASH_ZIPMAP ? zipmap_walk(blob, bl, NULL, NULL) : ziplist_walk(blob, bl, NULL, NULL);
         if (c < 0 || (t == RDB_TYPE_HASH_ZIPLIST && c % 2)) {
             hk_free(blob);
-            rdb_in_fail(in, "Hash %s integrity check failed", t == RDB_TYPE_HASH_ZIPMAP ? "zipmap" : "ziplist");
+            rdb_in_fail(in, "Hash %s integrity check failed", t == RDB_TYPE_HASH_ZIPMAP ? "Zipmap" : "Ziplist");
             return NULL;
         }
         long pairs = t == RDB_TYPE_HASH_ZIPMAP ? c : c / 2;
@@ -1104,7 +1104,7 @@ static struct entry *load_hash(struct rdb_in *in, int t, const char *key, size_t
         hk_free(blob);
         if (c < 0) {
             entry_free(b.e);
-            rdb_in_fail(in, "Hash with dup elements");
+            rdb_in_fail(in, "Hash %s with dup elements", t == RDB_TYPE_HASH_ZIPMAP ? "zipmap" : "ziplist");
             return NULL;
         }
         return hash_done(in, b.e);
@@ -1126,7 +1126,7 @@ static struct entry *load_hash(struct rdb_in *in, int t, const char *key, size_t
     }
     if (lp_dups(blob, step)) {
         hk_free(blob);
-        rdb_in_fail(in, "Hash with dup elements");
+        rdb_in_fail(in, "Hash listpack with dup elements");
         return NULL;
     }
     struct entry *e;

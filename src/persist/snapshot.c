@@ -938,6 +938,7 @@ int persist_load_at_startup(void)
     if (rc < 0) {
         hk_free(ek.buf);
         log_msg(LL_WARNING, "Fatal error loading the DB (%s): %s. Exiting.", dbfile(), err);
+        log_msg(LL_WARNING, "Terminating server after rdb file reading failure.");
         return -1;
     }
     pthread_mutex_lock(&snap_mu);

@@ -535,3 +535,36 @@ def test_dump_payload_sanitizations_follow_the_config(c):
     finally:
         c.config_set("sanitize-dump-payload", before)
         c.acl_deluser(user)
+
+
+def test_skip_checksum_validation_and_the_logged_reason(srv, c):
+    """DEBUG SET-SKIP-CHECKSUM-VALIDATION 1: a payload with a wrong CRC is
+    read (its version still checked); a payload that fails its checks is
+    refused with "Bad data format" and the reason is logged, as Redis's
+    rdbReportCorruptRDB does (its corrupt-dump tests read the log)."""
+    c.set("a", "1")
+    p = c.dump("a")
+    bad_crc = p[:-1] + bytes([p[-1] ^ 1])
+    assert _err(c, "RESTORE", "b", 0, bad_crc) == "DUMP payload version or checksum are wrong"
+    try:
+        assert c.execute_command("DEBUG", "SET-SKIP-CHECKSUM-VALIDATION", 1) in (True, "OK", b"OK")
+        assert c.execute_command("RESTORE", "b", 0, bad_crc) in (True, "OK", b"OK")
+        assert c.get("b") == b"1"
+        # The version is still checked.
+        assert _err(c, "RESTORE", "c", 0, p[:-10] + struct.pack("<H", 99) + p[-8:]) == \
+            "DUMP payload version or checksum are wrong"
+    finally:
+        c.execute_command("DEBUG", "SET-SKIP-CHECKSUM-VALIDATION", 0)
+    assert _err(c, "RESTORE", "d", 0, bad_crc) == "DUMP payload version or checksum are wrong"
+    # A hash listpack (type 16) whose blob is not a listpack.
+    body = bytes([16]) + rdb_str(b"\x00" * 12)
+    c.config_set("sanitize-dump-payload", "yes")
+    c.config_set("loglevel", "verbose")
+    try:
+        assert _err(c, "RESTORE", "e", 0, seal(body)) == "Bad data format"
+    finally:
+        c.config_set("loglevel", "notice")
+        c.config_set("sanitize-dump-payload", "no")
+    if srv.dir:
+        with open(os.path.join(srv.dir, "server.log"), errors="replace") as f:
+            assert "integrity check failed" in f.read()

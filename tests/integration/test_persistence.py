@@ -379,7 +379,8 @@ def test_corrupt_file_refused_at_startup(d):
     p = subprocess.run([BIN, "--port", "0", "--dir", d, "--logfile", log, "--save", ""], timeout=20)
     assert p.returncode != 0
     text = open(log).read()
-    assert "RDB CRC error" in text.splitlines()[-1], text
+    last = text.splitlines()[-2:]
+    assert "RDB CRC error" in last[0] and "Terminating server after rdb file reading failure." in last[1], text
     assert text.index("Server initialized") < text.index("RDB CRC error")
 
 

@@ -1040,7 +1040,7 @@ TEST(rdb_stream_bad_groups)
     group_case("PEL entry of two consumers", "owned twice", g_owned_twice);
     group_case("PEL entry twice in one consumer", "owned twice", g_twice_same);
     group_case("PEL entry of no consumer", "without a consumer", g_orphan);
-    group_case("duplicate consumer", "Duplicated stream consumer", g_dup_consumer);
+    group_case("duplicate consumer", "Duplicate stream consumer detected", g_dup_consumer);
     group_case("entries-read", "entries-read", g_bad_entries_read);
     group_case("cut in the groups", NULL, g_cut);
 }
