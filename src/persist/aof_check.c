@@ -354,6 +354,10 @@ static int check_file(const char *name, const char *path, int last, int preamble
     }
     printf("%s: size %lld, valid up to offset %lld (line %lld), %lld bytes after it\n", name, size, ok_up_to, ok_line,
            diff);
+    /* The same in redis-check-aof's summary form, which scripts and
+     * Redis's own tests read. */
+    printf("AOF analyzed: filename=%s, size=%lld, ok_up_to=%lld, ok_up_to_line=%lld, diff=%lld\n", name, size,
+           ok_up_to, ok_line, diff);
     if (diff > 0) {
         if (!opt_fix)
             die("%s is not valid. Use --fix to cut it at offset %lld.", name, ok_up_to);
@@ -365,6 +369,7 @@ static int check_file(const char *name, const char *path, int last, int preamble
         if (ftruncate(fileno(f), ok_up_to) < 0)
             die("Cannot truncate %s: %s", name, strerror(errno));
         fclose(f);
+        printf("Successfully truncated AOF %s\n", name);
         return CK_TRUNCATED;
     }
     fclose(f);
