@@ -104,17 +104,42 @@ class Server:
         while time.time() < deadline:
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
-                    return True
+                    pass
             except OSError:
                 if self.proc.poll() is not None:
                     break
                 time.sleep(0.02)
+                continue
+            if self._is_ours():
+                return True
+            # Another process's server holds the port (ours failed to bind
+            # it, or is about to): never hand that one to the test.
+            if not last:
+                self.proc.kill()
+                self.proc.wait()
+                self.log.close()
+                return False
+            break
         if not last and self.proc.poll() is not None:
             self.log.close()
             with open(os.path.join(self.dir, "server.log"), errors="replace") as f:
                 if "Address already in use" in f.read():
                     return False
         raise RuntimeError("server did not start: %s (log in %s)" % (cmd, self.dir))
+
+    def _is_ours(self):
+        """The server answering on the port is the process started here
+        (INFO's process_id), or cannot say (a password is needed)."""
+        try:
+            c = redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=10)
+            try:
+                return int(c.info("server")["process_id"]) == self.proc.pid
+            finally:
+                c.close()
+        except (redis.AuthenticationError, redis.ResponseError):  # NOAUTH, NOPERM, INFO renamed away
+            return self.proc.poll() is None
+        except (redis.ConnectionError, redis.TimeoutError):
+            return False
 
     def client(self, **kw):
         return redis.Redis(host="127.0.0.1", port=self.port, **kw)
