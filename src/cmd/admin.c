@@ -2244,6 +2244,15 @@ static void debug_protocol(struct client *c)
     }
 }
 
+/* DEBUG's "<subcommand> 0|1" switches: the argument as Redis reads it
+ * (atoi, so anything not a number is 0). */
+static int debug_flag_arg(struct client *c)
+{
+    char buf[32];
+    arg_cstr(c, 2, buf, sizeof(buf));
+    return atoi(buf) != 0;
+}
+
 void debug_command(struct client *c)
 {
     if (arg_is(c, 1, "help") && c->argc == 2) {
@@ -2307,24 +2316,16 @@ void debug_command(struct client *c)
     } else if (arg_is(c, 1, "object") && c->argc == 3) {
         debug_object(c);
     } else if (arg_is(c, 1, "set-active-expire") && c->argc == 3) {
-        char buf[32];
-        arg_cstr(c, 2, buf, sizeof(buf));
-        __atomic_store_n(&cfg.active_expire, atoi(buf) != 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&cfg.active_expire, debug_flag_arg(c), __ATOMIC_RELAXED);
         reply_ok(&c->out);
     } else if (arg_is(c, 1, "set-disable-deny-scripts") && c->argc == 3) {
-        char buf[32];
-        arg_cstr(c, 2, buf, sizeof(buf));
-        atomic_store(&debug_script_deny_off, atoi(buf) != 0);
+        atomic_store(&debug_script_deny_off, debug_flag_arg(c));
         reply_ok(&c->out);
     } else if (arg_is(c, 1, "set-skip-checksum-validation") && c->argc == 3) {
-        char buf[32];
-        arg_cstr(c, 2, buf, sizeof(buf));
-        atomic_store(&debug_skip_checksum, atoi(buf) != 0);
+        atomic_store(&debug_skip_checksum, debug_flag_arg(c));
         reply_ok(&c->out);
     } else if (arg_is(c, 1, "pause-cron") && c->argc == 3) {
-        char buf[32];
-        arg_cstr(c, 2, buf, sizeof(buf));
-        atomic_store(&cron_paused, atoi(buf) != 0);
+        atomic_store(&cron_paused, debug_flag_arg(c));
         reply_ok(&c->out);
     } else if (arg_is(c, 1, "replicate") && c->argc >= 3) {
         repl_feed_verbatim(c->argc - 2, c->argv + 2, c->argvlen + 2);

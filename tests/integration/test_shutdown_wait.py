@@ -155,13 +155,20 @@ def test_master_gives_up_after_shutdown_timeout(pair_factory):
     assert "0 of 1 replicas are in sync when shutting down." in text
 
 
-def test_shutdown_abort_ends_the_wait(pair_factory):
-    p = pair_factory(60)
+def two_waiting_shutdowns(p):
+    """The replica held back, a write it lacks, and two SHUTDOWNs blocked
+    in the wait: their connections, for the replies."""
     p.hold_replica()
     p.mc.incr("k")
     a, b = send(p.m.port, "SHUTDOWN"), send(p.m.port, "SHUTDOWN")
     assert wait_until(p.waiting, timeout=10), logtext(p.m)
     assert wait_until(lambda: p.mc.info("clients")["blocked_clients"] == 2, timeout=5)
+    return a, b
+
+
+def test_shutdown_abort_ends_the_wait(pair_factory):
+    p = pair_factory(60)
+    a, b = two_waiting_shutdowns(p)
     assert p.mc.execute_command("SHUTDOWN", "ABORT") in (True, "OK")
     for s in (a, b):
         assert read_reply(s, 5) == (b"-ERR Errors trying to SHUTDOWN. Check logs.\r\n", False)
@@ -260,11 +267,7 @@ def test_wait_for_replicas_then_initial_aof_refuses(pair_factory):
     first rewrite calls the shutdown off and both blocked SHUTDOWNs get
     the error."""
     p = pair_factory(60)
-    p.hold_replica()
-    p.mc.incr("k")
-    a, b = send(p.m.port, "SHUTDOWN"), send(p.m.port, "SHUTDOWN")
-    assert wait_until(p.waiting, timeout=10), logtext(p.m)
-    assert wait_until(lambda: p.mc.info("clients")["blocked_clients"] == 2, timeout=5)
+    a, b = two_waiting_shutdowns(p)
     slow_initial_aof(p.mc)
     p.release_replica()
     for s in (a, b):
