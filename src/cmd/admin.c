@@ -2271,6 +2271,8 @@ void debug_command(struct client *c)
             "SET-DISABLE-DENY-SCRIPTS <0|1>",
             "    Let scripts call (1) the DEBUG subcommands that need no keys or connection:",
             "    PROTOCOL, LOG, ERROR, SLEEP, STRINGMATCH-LEN, SET-ACTIVE-EXPIRE, PAUSE-CRON; 0 denies them again.",
+            "AOF-FLUSH-SLEEP <microsec>",
+            "    Sleep this long before each write of the AOF's pending bytes (0: no sleep).",
             "REPLICATE <command> [<arg> ...]",
             "    Stream the command to the replicas without running it here (they may diverge).",
             "SET-SKIP-CHECKSUM-VALIDATION <0|1>",
@@ -2326,6 +2328,12 @@ void debug_command(struct client *c)
         reply_ok(&c->out);
     } else if (arg_is(c, 1, "pause-cron") && c->argc == 3) {
         atomic_store(&cron_paused, debug_flag_arg(c));
+        reply_ok(&c->out);
+    } else if (arg_is(c, 1, "aof-flush-sleep") && c->argc == 3) {
+        char buf[32];
+        arg_cstr(c, 2, buf, sizeof(buf));
+        int us = atoi(buf);
+        atomic_store(&aof_flush_sleep_us, us > 0 ? us : 0);
         reply_ok(&c->out);
     } else if (arg_is(c, 1, "replicate") && c->argc >= 3) {
         repl_feed_verbatim(c->argc - 2, c->argv + 2, c->argvlen + 2);

@@ -336,6 +336,8 @@ static void io_switch(void)
 
 /* Write everything fed so far to the file (no fsync).  io_mu held.  0, or
  * -1 when a write failed (the bytes stay pending and are retried). */
+atomic_int aof_flush_sleep_us;
+
 static int io_write(void)
 {
     pthread_mutex_lock(&aof_mu);
@@ -360,6 +362,11 @@ static int io_write(void)
     }
     pthread_mutex_unlock(&aof_mu);
 
+    /* DEBUG AOF-FLUSH-SLEEP: Redis's test aid, a pause before bytes are
+     * written (its fsync-always barrier test looks at the file size). */
+    int nap = atomic_load_explicit(&aof_flush_sleep_us, memory_order_relaxed);
+    if (nap > 0 && wbuf.len > wpos)
+        usleep((useconds_t)nap);
     int rc = 0;
     for (;;) {
         if (io_split && io_written == io_split_at)

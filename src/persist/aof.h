@@ -46,6 +46,9 @@ void aof_feed_cmd(int db, int argc, const char *const *argv, const size_t *lens)
  * fdatasynced (group commit).  Cheap when nothing is pending. */
 extern atomic_ullong aof_fed_bytes, aof_written_bytes, aof_synced_bytes;
 extern atomic_int aof_active; /* the AOF is on (or waiting for its first rewrite) */
+/* DEBUG AOF-FLUSH-SLEEP <microseconds>: each write of fed bytes to the file
+ * first sleeps this long (0: not at all).  A test aid, as in Redis. */
+extern atomic_int aof_flush_sleep_us;
 void aof_write_fed(unsigned long long upto);
 void aof_sync_fed(unsigned long long upto);
 static inline void aof_before_reply(void)

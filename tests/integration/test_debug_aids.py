@@ -119,3 +119,31 @@ def test_debug_object_shows_a_logically_expired_key(dr):
     assert dr.exists("k") == 0
     with pytest.raises(redis.ResponseError, match="no such key"):
         dr.execute_command("DEBUG", "OBJECT", "k")
+
+
+def test_aof_flush_sleep_delays_the_write_not_the_order():
+    """DEBUG AOF-FLUSH-SLEEP <us>: each write of the AOF's pending bytes
+    first sleeps; with appendfsync always the reply still comes after the
+    bytes are in the file (Redis's 'AOF fsync always barrier' test)."""
+    import os
+    from helpers import Server
+    s = Server("--appendonly", "yes", "--appendfsync", "always")
+    try:
+        c = s.client(decode_responses=True)
+        d = os.path.join(s.dir, c.config_get("appenddirname")["appenddirname"])
+
+        def incr_size():
+            return sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d) if f.endswith(".incr.aof"))
+        c.set("warm", "1")
+        assert c.execute_command("DEBUG", "AOF-FLUSH-SLEEP", 200000) in (True, "OK")
+        before = incr_size()
+        t0 = time.time()
+        assert c.incr("n") == 1
+        assert time.time() - t0 >= 0.19
+        assert incr_size() > before
+        c.execute_command("DEBUG", "AOF-FLUSH-SLEEP", 0)
+        t0 = time.time()
+        c.incr("n")
+        assert time.time() - t0 < 0.19
+    finally:
+        s.stop()
