@@ -1526,12 +1526,18 @@ static int rewrite_commands(struct bw *w)
     return w->err ? -1 : 0;
 }
 
+/* The temp file a process writing a base goes through (by its pid). */
+static void base_tmp_name(char *out, size_t cap, pid_t pid)
+{
+    snprintf(out, cap, "%s/temp-rewriteaof-%d.aof", aof_dir(), (int)pid);
+}
+
 /* Write a base file at path (through a temp file in the same directory):
  * an RDB with the aof-base aux field, or commands.  0 / -1 (logged). */
 static int write_base_file(const char *path, int preamble)
 {
     char tmp[1100];
-    snprintf(tmp, sizeof(tmp), "%s/temp-rewriteaof-%d.aof", aof_dir(), (int)getpid());
+    base_tmp_name(tmp, sizeof(tmp), getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) {
         log_msg(LL_WARNING, "Can not open the temp file for the AOF base: %s", strerror(errno));
@@ -1927,6 +1933,13 @@ void aof_rewrite_done(int ok)
         log_msg(LL_WARNING, "Background AOF rewrite terminated with error");
 failed:
     unlink(tmp);
+    {
+        /* The child writes its base through a temp file of its own
+         * (write_base_file): a child killed mid-write leaves it. */
+        char inner[1100];
+        base_tmp_name(inner, sizeof(inner), pid);
+        unlink(inner);
+    }
     if (!killed) {
         atomic_store(&rw_last_ok, 0);
         atomic_fetch_add(&rw_fail_streak, 1);
@@ -1946,6 +1959,7 @@ failed:
         io_drop_all();
         pthread_mutex_unlock(&io_mu);
         path_in_dir(path, sizeof(path), tmp_incr_name);
+        log_msg(LL_NOTICE, "Removing the temp incr aof file %s", tmp_incr_name);
         unlink(path);
         atomic_store(&rw_scheduled, 1);
     }
@@ -2436,7 +2450,7 @@ static int load_file(struct loader *L, const char *fname, int last, char *err, s
     if (fd < 0) {
         int e = errno;
         if (e == ENOENT) {
-            snprintf(err, errlen, "The append log file %s doesn't exist", fname);
+            snprintf(err, errlen, "The append log file %s doesn't exist: %s", fname, strerror(e));
             return LOAD_NOT_EXIST;
         }
         snprintf(err, errlen, "can't open the append log file %s for reading: %s", fname, strerror(e));

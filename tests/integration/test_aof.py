@@ -21,7 +21,7 @@ import time
 import pytest
 import redis
 
-from helpers import MODE, port_free, release_only
+from helpers import MODE, port_free, release_only, wait_until
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.environ.get("HOTKV_BIN", os.path.join(ROOT, "build", "hotkv-server"))
@@ -879,3 +879,39 @@ def test_crash_always_acknowledged_writes_survive(servers, tmpdir_aof):
     print("crash test: %d rounds, %d acknowledged writes checked" % (rounds, total_acked))
     assert rounds >= 3
     assert total_acked > 1000, total_acked
+
+
+@hotkv_only
+def test_failed_first_rewrite_removes_its_temp_incr_file(servers, tmpdir_aof):
+    """appendonly switched on at run time: writes go to a temp incr file
+    until the first rewrite ends.  A rewrite that dies removes it (logged
+    as Redis logs it), creates no manifest or base, and the rewrite is
+    started again; once one succeeds the temp file becomes incr 1."""
+    s = mk(servers, 7331, tmpdir_aof, "--appendonly", "no").start()
+    c = s.client()
+    c.execute_command("DEBUG", "POPULATE", 50)
+    c.config_set("rdb-key-save-delay", 10000000)
+    c.config_set("appendonly", "yes")
+    assert c.info("persistence")["aof_rewrite_in_progress"] == 1
+
+    def child():
+        kids = []
+        for t in os.listdir("/proc/%d/task" % s.proc.pid):
+            with open("/proc/%d/task/%s/children" % (s.proc.pid, t)) as f:
+                kids += [int(x) for x in f.read().split()]
+        return kids[0] if kids else None
+    assert wait_until(lambda: child() is not None, timeout=5)
+    os.kill(child(), signal.SIGKILL)
+
+    def logged():
+        with open(s.logpath(), errors="replace") as f:
+            return f.read().count("Removing the temp incr aof file")
+    assert wait_until(lambda: logged() == 1, timeout=10)
+    assert not os.path.exists(os.path.join(aofdir(tmpdir_aof), "appendonly.aof.manifest"))
+    assert not [f for f in os.listdir(aofdir(tmpdir_aof)) if ".base." in f]
+    c.config_set("rdb-key-save-delay", 0)
+    assert wait_until(lambda: c.info("persistence")["aof_rewrite_in_progress"] == 1
+                      or os.path.exists(os.path.join(aofdir(tmpdir_aof), "appendonly.aof.manifest")), timeout=10)
+    wait_rewrite(c, 30)
+    assert sorted(os.listdir(aofdir(tmpdir_aof))) == ["appendonly.aof.1.base.rdb", "appendonly.aof.1.incr.aof",
+                                                      "appendonly.aof.manifest"]
