@@ -69,22 +69,49 @@ uint64_t rdb_out_crc(struct rdb_out *o)
     return o->checksum ? o->crc : 0;
 }
 
-static int write_all(struct rdb_out *o, const unsigned char *p, size_t n)
+/* 0, or the errno of a failed write. */
+static int write_fd(int fd, const unsigned char *p, size_t n)
 {
     while (n) {
-        ssize_t w = write(o->fd, p, n);
+        ssize_t w = write(fd, p, n);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
-            o->err = errno;
-            return -1;
+            return errno;
         }
-        if (w == 0) {
-            o->err = ENOSPC;
-            return -1;
-        }
+        if (w == 0)
+            return ENOSPC;
         p += w;
         n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int write_all(struct rdb_out *o, const unsigned char *p, size_t n)
+{
+    if (o->tee_n > 0) {
+        int live = 0, e = EPIPE;
+        for (int i = 0; i < o->tee_n; i++) {
+            if (o->tee_dead[i])
+                continue;
+            int rc = write_fd(o->tee_fds[i], p, n);
+            if (rc) {
+                o->tee_dead[i] = 1;
+                e = rc;
+            } else {
+                live++;
+            }
+        }
+        if (!live) {
+            o->err = e;
+            return -1;
+        }
+        return 0;
+    }
+    int rc = write_fd(o->fd, p, n);
+    if (rc) {
+        o->err = rc;
+        return -1;
     }
     return 0;
 }

@@ -133,6 +133,13 @@ struct rdb_out {
      * value writers (rdb_save_value, rdb_save_stream) stay key-agnostic. */
     const char *pending_key;
     size_t pending_klen;
+    /* fd sinks: with tee_n > 0 every write goes to each of tee_fds[] that
+     * has not failed (tee_dead[i] set on its first failed write), instead
+     * of fd; an error only when all have failed.  One snapshot streamed to
+     * several replicas at once (persist/repl.c). */
+    const int *tee_fds;
+    int *tee_dead;
+    int tee_n;
 };
 
 void rdb_out_init_fd(struct rdb_out *o, int fd);

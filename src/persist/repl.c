@@ -614,7 +614,14 @@ static void child_main(struct fork_ctx *f)
             log_msg(LL_WARNING, "Failed saving the RDB for replicas: %s", err);
         persist_child_exit(rc < 0 ? 1 : 0);
     }
-    int sent = 0;
+    /* Every replica of this fork gets its answer now and the one snapshot
+     * at once (as Redis's parent fans its child's pipe out to them), not
+     * one after the other: the last would wait for all the others'
+     * transfers, and the RDB would be made once per replica. */
+    int dead[64] = {0};
+    char mark[41], head_line[160];
+    random_id(mark);
+    int live = 0;
     for (int i = 0; i < f->n; i++) {
         int fd = f->fds[i];
         set_blocking(fd, 1);
@@ -622,21 +629,28 @@ static void child_main(struct fork_ctx *f)
          * others are not kept waiting for ever). */
         struct timeval tv = {__atomic_load_n(&cfg.repl_timeout, __ATOMIC_RELAXED), 0};
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-        char mark[41], head_line[160];
-        random_id(mark);
         int n = f->old_sync[i] ? snprintf(head_line, sizeof(head_line), "$EOF:%s\r\n", mark)
                                : snprintf(head_line, sizeof(head_line), "+FULLRESYNC %s %llu\r\n$EOF:%s\r\n", f->id,
                                           (unsigned long long)f->at, mark);
         if (repl_send_all(fd, head_line, (size_t)n) < 0)
-            continue;
+            dead[i] = 1;
+        else
+            live++;
+    }
+    int sent = 0;
+    if (live) {
         struct rdb_out out;
-        rdb_out_init_fd(&out, fd);
+        rdb_out_init_fd(&out, f->fds[0]);
+        out.tee_fds = f->fds;
+        out.tee_dead = dead;
+        out.tee_n = f->n;
         int rc = rdb_save(&out, &o);
         if (rc == 0)
             rc = rdb_out_flush(&out);
         rdb_out_free(&out);
-        if (rc == 0 && repl_send_all(fd, mark, 40) == 0)
-            sent++;
+        for (int i = 0; rc == 0 && i < f->n; i++)
+            if (!dead[i] && repl_send_all(f->fds[i], mark, 40) == 0)
+                sent++;
     }
     persist_child_exit(sent > 0 || f->n == 0 ? 0 : 1);
 }

@@ -786,7 +786,9 @@ int persist_replica_load(const char *path, const void *mem, size_t memlen, struc
 void persist_info(char *out, size_t cap)
 {
     pthread_mutex_lock(&snap_mu);
-    int rdb_child = st.child && st.child_type == CHILD_RDB;
+    /* A replication snapshot is an RDB child too, for INFO as in Redis
+     * (rdb_bgsave_in_progress, rdb_current_bgsave_time_sec). */
+    int rdb_child = st.child && (st.child_type == CHILD_RDB || st.child_type == CHILD_REPL);
     int any_child = st.child != 0;
     long long cur_secs = rdb_child ? (time_ms() - st.child_start_ms) / 1000 : -1;
     size_t cow = any_child ? st.cow_current : 0, last_cow = st.last_cow;

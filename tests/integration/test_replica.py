@@ -466,6 +466,35 @@ def test_link_down_stale_data_and_replicaof_errors():
         stop_all(r, m)
 
 
+def test_one_diskless_snapshot_streams_to_all_its_replicas_at_once():
+    """The replicas one diskless fork serves get +FULLRESYNC together and
+    the one snapshot side by side (Redis's replication-buffer setup waits
+    for both in state sync), and one that dies mid-transfer does not stop
+    the others."""
+    m = hotkv("--repl-diskless-sync-delay", 5, "--repl-diskless-sync-max-replicas", 3)
+    rs = []
+    try:
+        mc = raw(m.port)
+        mc.execute_command("DEBUG", "POPULATE", 100)
+        mc.execute_command("CONFIG", "SET", "rdb-key-save-delay", 20000)  # 2 s per transfer
+        rs = [hotkv("--replicaof", "127.0.0.1", str(m.port)) for _ in range(3)]
+        cs = [raw(r.port) for r in rs]
+        t0 = time.time()
+        assert wait_until(lambda: all(c.execute_command("ROLE")[3] == "sync" for c in cs), timeout=5)
+        assert time.time() - t0 < 1.5  # not one after the other
+        assert mc.execute_command("INFO", "persistence").count("rdb_bgsave_in_progress:1") == 1
+        dead = rs.pop(0)
+        dead.proc.kill()
+        dead.proc.wait()
+        dead.log.close()
+        assert wait_until(lambda: all(synced(c, mc) for c in cs[1:]), timeout=15), logtext(m)
+        assert time.time() - t0 < 6
+        assert [c.execute_command("DBSIZE") for c in cs[1:]] == [100, 100]
+        assert logtext(m).count("Starting BGSAVE for SYNC") == 1
+    finally:
+        stop_all(*rs, m)
+
+
 def test_a_replica_adds_nothing_of_its_own_to_the_stream():
     """A replica's stream is its master's byte for byte: it sends its own
     replicas no PING (repl-ping-replica-period) and no GETACK, or its
