@@ -41,6 +41,21 @@ static void prop_set_pxat(struct client *c, int vi, long long when)
     prop_op_end();
 }
 
+/* GETSET, and SET ... GET without an expire, are fed as SET without the
+ * GET, as Redis 7 feeds them (with PXAT the argv goes as it came, with a
+ * relative expire as SET ... PXAT).  After an option, "get" can only be
+ * that flag: the options that take a value take a number. */
+static void prop_set_without_get(struct client *c)
+{
+    prop_prevent();
+    prop_op_begin(c->db);
+    prop_op_str("SET");
+    for (int i = 1; i < c->argc; i++)
+        if (i < 3 || !arg_is(c, i, "get"))
+            prop_op_arg(c->argv[i], c->argvlen[i]);
+    prop_op_end();
+}
+
 /* cmd key [arg]: argv[1] under another command name. */
 static void prop_key_cmd(struct client *c, const char *name, const char *arg, long long v, int with_v)
 {
@@ -215,6 +230,8 @@ static void set_generic(struct client *c, int flags, long long when, int ok_repl
             /* Already absolute (PXAT): fed as it came, as Redis. */
             if (!(flags & SET_PXAT))
                 prop_set_pxat(c, 2, expire);
+        } else if (flags & SET_GET) {
+            prop_set_without_get(c);
         }
     }
     if (!(flags & SET_GET)) {

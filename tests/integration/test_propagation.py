@@ -224,6 +224,17 @@ def test_set_relative_ttls_become_pxat(r, tail):
     assert tail.new() == [["SET", "k1", "w", "KEEPTTL"], ["SET", "plain", "1"]]
 
 
+def test_getset_and_set_get_are_fed_as_set(r, tail):
+    # Redis 7: GETSET as SET, SET ... GET without an expire as SET without GET.
+    r.set("g", "a")
+    tail.new()
+    r.execute_command("GETSET", "g", "b")
+    r.execute_command("SET", "g", "c", "GET")
+    r.execute_command("SET", "g", "d", "get", "XX")
+    r.execute_command("SET", "g", "e", "KEEPTTL", "GET")
+    assert tail.new() == [["SET", "g", "b"], ["SET", "g", "c"], ["SET", "g", "d", "XX"], ["SET", "g", "e", "KEEPTTL"]]
+
+
 def test_set_pxat_is_fed_as_it_came(r, tail):
     # Already absolute: not rewritten (Redis keeps the client's argv).
     t = now_ms(r)
