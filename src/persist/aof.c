@@ -2733,13 +2733,20 @@ int aof_load_at_startup(char *err, size_t errlen)
     if (man.base.name || man.nincr) {
         int total = (man.base.name ? 1 : 0) + man.nincr, num = 0;
         long long total_size = 0;
-        int missing = 0;
-        if (man.base.name)
-            total_size += file_size_in_dir(man.base.name, &missing);
-        for (int i = 0; i < man.nincr; i++)
-            total_size += file_size_in_dir(man.incr[i].name, &missing);
-        if (missing) {
-            snprintf(err, errlen, "an AOF file listed in the manifest is missing in %s", aof_dir());
+        const char *gone = NULL;
+        for (int i = -1; i < man.nincr; i++) {
+            const char *name = i < 0 ? man.base.name : man.incr[i].name;
+            int missing = 0;
+            if (!name)
+                continue;
+            total_size += file_size_in_dir(name, &missing);
+            if (missing && !gone)
+                gone = name;
+        }
+        if (gone) {
+            /* The file's name and the errno text, as Redis reports it. */
+            snprintf(err, errlen, "the AOF file %s listed in the manifest is missing in %s: %s", gone, aof_dir(),
+                     strerror(ENOENT));
             pthread_mutex_unlock(&rw_mu);
             return -1;
         }

@@ -11,6 +11,7 @@ fresh directory, restarting them on the same directory.  HOTKV_SERVER=redis
 runs the tests that do not need hotkv-only tools against redis-server."""
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -915,3 +916,22 @@ def test_failed_first_rewrite_removes_its_temp_incr_file(servers, tmpdir_aof):
     wait_rewrite(c, 30)
     assert sorted(os.listdir(aofdir(tmpdir_aof))) == ["appendonly.aof.1.base.rdb", "appendonly.aof.1.incr.aof",
                                                       "appendonly.aof.manifest"]
+
+
+@hotkv_only
+def test_missing_file_in_the_manifest_is_named(tmpdir_aof):
+    """A manifest that lists a file the directory lacks stops the start-up,
+    naming the file and the errno text (Redis's aof-multi-part reads both)."""
+    d = aofdir(tmpdir_aof)
+    os.makedirs(d)
+    with open(os.path.join(d, "appendonly.aof.1.base.aof"), "wb") as f:
+        f.write(b"*3\r\n$3\r\nset\r\n$1\r\nk\r\n$1\r\nv\r\n")
+    with open(os.path.join(d, "appendonly.aof.manifest"), "w") as f:
+        f.write("file appendonly.aof.1.base.aof seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n")
+    log = os.path.join(tmpdir_aof, "start.log")
+    p = subprocess.run([BIN, "--port", "0", "--dir", tmpdir_aof, "--appendonly", "yes", "--logfile", log],
+                       timeout=20)
+    assert p.returncode != 0
+    with open(log) as f:
+        text = f.read()
+    assert re.search(r"appendonly\.aof\.1\.incr\.aof .*No such file or directory", text), text
