@@ -868,14 +868,12 @@ def test_tls_cluster_bus_mixed_with_redis_server(certs):
     redis-server 7.0 nodes form one cluster through their TLS ports
     (redis-cli --tls --cluster create), a plain client is redirected to
     plaintext ports and a TLS client to TLS ports, and a failover works."""
-    # Node timeout 3 s, not 1: six nodes each with ten TLS bus links, in an
-    # ASan build on two cores shared with the other test process, can stall
-    # past 1 s, and a node then marked FAIL is one redis-cli's check leaves
-    # out (the likeliest cause of the one failure seen, a master missing
-    # from the first node's view right after the join).
+    # Verbose logs: a failed join prints every node's view and log (a node
+    # whose MEET reached the first node only as its own handshake entry
+    # expired has stayed alone, in the ASan and the release tiers).
     def tls_extra():
         return ["--tls-port", cluster_port(), "--tls-cluster", "yes", "--tls-replication", "yes",
-                "--loglevel", "verbose", "--cluster-node-timeout", 3000] + server_args(certs)
+                "--loglevel", "verbose"] + server_args(certs)
     ns = [Node(kind, extra=tls_extra()) for kind in ("hotkv", "redis", "hotkv", "redis", "hotkv", "hotkv")]
     for n in ns:
         n.tls = int(n.extra[n.extra.index("--tls-port") + 1])
