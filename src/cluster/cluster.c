@@ -910,11 +910,7 @@ static ssize_t link_io(struct link *l, void *buf, size_t n, int out)
 
 static void link_arm(struct link *l)
 {
-    /* During a TLS handshake the queued bytes (a MEET, a PING) cannot go
-     * yet: only the handshake's own wish counts.  Armed for them, a
-     * level-triggered EPOLLOUT fired at once on every turn, and the bus
-     * thread spun until the peer answered (seconds under load). */
-    int want = l->connecting || (l->hs ? l->hs_want_write : l->slen > 0);
+    int want = l->slen > 0 || l->connecting || l->hs_want_write;
     if (want != l->out_armed) {
         l->out_armed = want;
         ep_mod(l);
